@@ -1,0 +1,1 @@
+"""mockkafka: an in-process fake Apache Kafka cluster for tests."""

@@ -1,0 +1,62 @@
+"""Kafka error codes as data, and the exceptions mockkafka raises to test authors.
+
+``ErrorCode`` has one member per Kafka error code (generated from Kafka's error table):
+``ErrorCode.NOT_LEADER_OR_FOLLOWER.code == 6``, ``.retriable`` is what clients treat as
+retriable. Kafka-level failures travel to clients as these codes inside responses; they are
+never raised inside the broker. Look a code up by name or number with :func:`error_code`.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from mockkafka._error_codes import ErrorCode
+from mockkafka.protocol.errors import FrameTooLarge, ProtocolError, UnsupportedVersion
+
+
+def error_code(value: ErrorCode | int | str) -> ErrorCode:
+    """``error_code("NOT_LEADER_OR_FOLLOWER")``, ``error_code(6)``: the ErrorCode member.
+
+    Raises ``ValueError`` (listing close names for a misspelling) when the code is unknown.
+    """
+    if isinstance(value, ErrorCode):
+        return value
+    if isinstance(value, int):
+        try:
+            return ErrorCode(value)
+        except ValueError:
+            raise ValueError(f"unknown Kafka error code {value}") from None
+    name = value.strip().upper().replace("-", "_")
+    try:
+        return ErrorCode[name]
+    except KeyError:
+        close = difflib.get_close_matches(name, list(ErrorCode.__members__), n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise ValueError(f"unknown Kafka error name {value!r}{hint}") from None
+
+
+class MockKafkaError(Exception):
+    """Base class of the exceptions mockkafka raises to a test author."""
+
+
+class ConfigError(MockKafkaError, ValueError):
+    """A wrong argument or configuration value; the message names the argument."""
+
+
+class BrokerError(MockKafkaError):
+    """An exception raised inside the broker during a test, re-raised in that test.
+
+    The original exception is chained (``__cause__``) with the broker's traceback.
+    """
+
+
+__all__ = [
+    "BrokerError",
+    "ConfigError",
+    "ErrorCode",
+    "FrameTooLarge",
+    "MockKafkaError",
+    "ProtocolError",
+    "UnsupportedVersion",
+    "error_code",
+]

@@ -1,0 +1,676 @@
+"""Message codec: every Kafka API message at every version, both directions.
+
+Theory of operation
+-------------------
+``_schema_data.MESSAGES`` (generated from Kafka's JSON schemas) describes each message as
+version segments with a field tree. The first time a (message, version) is used, this module
+writes the Python source of two specialised functions for it -- a decoder and an encoder, with
+nested structs inlined and runs of fixed-width fields folded into one ``struct`` call -- and
+compiles them with ``exec``. Later calls cost one dict lookup.
+
+Messages are plain ``dict`` objects keyed by snake_case field names (``throttle_time_ms``,
+``partition_index``): arrays are lists, structs are dicts, ``uuid`` is :class:`uuid.UUID`,
+``bytes`` is :class:`bytes`, and ``records`` stays raw bytes (see ``records.py`` to look
+inside). Decoding fills every field of the message's schema, using the schema default for
+fields the version does not carry; encoding takes defaults for missing keys, so a handler
+only names the fields it cares about. Tagged fields are written only when they differ from
+their default, and unknown tags are skipped on read.
+
+Malformed input raises :class:`~mockkafka.protocol.errors.ProtocolError`, never another
+exception type.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mockkafka.protocol._schema_data import MESSAGES
+from mockkafka.protocol.errors import ProtocolError, UnsupportedVersion
+
+Message = dict[str, Any]
+Decoder = Callable[[bytes, int], tuple[Message, int]]
+Encoder = Callable[[bytearray, Message], None]
+
+ZERO_UUID = uuid.UUID(int=0)
+
+_FIXED = {
+    "int8": ("b", 1),
+    "int16": ("h", 2),
+    "uint16": ("H", 2),
+    "int32": ("i", 4),
+    "uint32": ("I", 4),
+    "int64": ("q", 8),
+    "float64": ("d", 8),
+    "bool": ("?", 1),
+}
+
+
+class _Truncated(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Runtime helpers used by generated code.
+# ---------------------------------------------------------------------------------------------
+
+
+def _ruv(b: bytes, p: int) -> tuple[int, int]:
+    """Read an unsigned varint."""
+    x = b[p]
+    if x < 0x80:
+        return x, p + 1
+    result = x & 0x7F
+    shift = 7
+    while True:
+        p += 1
+        x = b[p]
+        result |= (x & 0x7F) << shift
+        if x < 0x80:
+            return result, p + 1
+        shift += 7
+        if shift > 35:
+            raise ProtocolError("unsigned varint longer than 5 bytes")
+
+
+def _wuv(o: bytearray, v: int) -> None:
+    """Write an unsigned varint."""
+    if v < 0x80:
+        o.append(v)
+        return
+    while v >= 0x80:
+        o.append((v & 0x7F) | 0x80)
+        v >>= 7
+    o.append(v)
+
+
+def _uv_bytes(v: int) -> bytes:
+    o = bytearray()
+    _wuv(o, v)
+    return bytes(o)
+
+
+def _check(b: bytes, p: int, n: int) -> None:
+    if n < 0 or p + n > len(b):
+        raise _Truncated
+
+
+def _rstr(b: bytes, p: int) -> tuple[str | None, int]:
+    (n,) = _I16.unpack_from(b, p)
+    p += 2
+    if n < 0:
+        return None, p
+    end = p + n
+    if end > len(b):
+        raise _Truncated
+    return b[p:end].decode(), end
+
+
+def _rcstr(b: bytes, p: int) -> tuple[str | None, int]:
+    n, p = _ruv(b, p)
+    if n == 0:
+        return None, p
+    end = p + n - 1
+    if end > len(b):
+        raise _Truncated
+    return b[p:end].decode(), end
+
+
+def _rbytes(b: bytes, p: int) -> tuple[bytes | None, int]:
+    (n,) = _I32.unpack_from(b, p)
+    p += 4
+    if n < 0:
+        return None, p
+    end = p + n
+    if end > len(b):
+        raise _Truncated
+    return b[p:end], end
+
+
+def _rcbytes(b: bytes, p: int) -> tuple[bytes | None, int]:
+    n, p = _ruv(b, p)
+    if n == 0:
+        return None, p
+    end = p + n - 1
+    if end > len(b):
+        raise _Truncated
+    return b[p:end], end
+
+
+def _ruuid(b: bytes, p: int) -> tuple[uuid.UUID, int]:
+    end = p + 16
+    if end > len(b):
+        raise _Truncated
+    raw = b[p:end]
+    if raw == _ZERO16:
+        return ZERO_UUID, end
+    return uuid.UUID(bytes=raw), end
+
+
+_ZERO16 = bytes(16)
+_I32 = struct.Struct(">i")
+_I16 = struct.Struct(">h")
+_NULL16 = b"\xff\xff"
+_NULL32 = b"\xff\xff\xff\xff"
+
+
+def _wstr(o: bytearray, v: str | None) -> None:
+    if v is None:
+        o += _NULL16
+        return
+    e = v.encode()
+    o += _I16.pack(len(e))
+    o += e
+
+
+def _wcstr(o: bytearray, v: str | None) -> None:
+    if v is None:
+        o.append(0)
+        return
+    e = v.encode()
+    _wuv(o, len(e) + 1)
+    o += e
+
+
+def _as_bytes(v: Any) -> bytes | bytearray | memoryview:
+    if isinstance(v, bytes | bytearray | memoryview):
+        return v
+    if isinstance(v, list | tuple):
+        return b"".join(v)
+    raise TypeError(f"expected bytes, got {type(v).__name__}")
+
+
+def _wbytes(o: bytearray, v: Any) -> None:
+    if v is None:
+        o += _NULL32
+        return
+    v = _as_bytes(v)
+    o += _I32.pack(len(v))
+    o += v
+
+
+def _wcbytes(o: bytearray, v: Any) -> None:
+    if v is None:
+        o.append(0)
+        return
+    v = _as_bytes(v)
+    _wuv(o, len(v) + 1)
+    o += v
+
+
+def _wuuid(o: bytearray, v: uuid.UUID | None) -> None:
+    o += _ZERO16 if v is None else v.bytes
+
+
+# ---------------------------------------------------------------------------------------------
+# Schema lookup
+# ---------------------------------------------------------------------------------------------
+
+Field = tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Segment:
+    lo: int
+    hi: int
+    flexible_from: int | None
+    fields: list[Field]
+
+
+def _segment(name: str, version: int) -> _Segment:
+    msg = MESSAGES.get(name)
+    if msg is None:
+        raise KeyError(name)
+    for lo, hi, flex, fields in msg["segments"]:
+        if lo <= version <= hi:
+            return _Segment(lo, hi, flex, fields)
+    raise UnsupportedVersion(
+        msg["api_key"] if msg["api_key"] is not None else -1,
+        version,
+        f"{name} has no version {version}",
+    )
+
+
+def _in(rng: tuple[int, int] | None, v: int) -> bool:
+    return rng is not None and rng[0] <= v <= rng[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Code generation
+# ---------------------------------------------------------------------------------------------
+
+
+class _Gen:
+    """Writes the source of one decoder/encoder pair."""
+
+    def __init__(self, version: int, flexible: bool) -> None:
+        self.version = version
+        self.flexible = flexible
+        self.lines: list[str] = []
+        self.ns: dict[str, Any] = {
+            "_ruv": _ruv,
+            "_wuv": _wuv,
+            "_check": _check,
+            "_rstr": _rstr,
+            "_rcstr": _rcstr,
+            "_rbytes": _rbytes,
+            "_rcbytes": _rcbytes,
+            "_ruuid": _ruuid,
+            "_wstr": _wstr,
+            "_wcstr": _wcstr,
+            "_wbytes": _wbytes,
+            "_wcbytes": _wcbytes,
+            "_wuuid": _wuuid,
+            "_Truncated": _Truncated,
+            "_ZERO_UUID": ZERO_UUID,
+            "_I32": _I32,
+            "_uv_bytes": _uv_bytes,
+            "_NULL16": _NULL16,
+            "_NULL32": _NULL32,
+            "_as_bytes": _as_bytes,
+        }
+        self.n = 0
+
+    def var(self, stem: str = "v") -> str:
+        self.n += 1
+        return f"{stem}{self.n}"
+
+    def const(self, value: Any, stem: str = "C") -> str:
+        name = self.var("_" + stem)
+        self.ns[name] = value
+        return name
+
+    def emit(self, indent: int, line: str) -> None:
+        self.lines.append("    " * indent + line)
+
+    # -- defaults ---------------------------------------------------------------------------
+
+    def default_expr(self, field: Field) -> str:
+        """A Python expression giving a fresh default value for ``field``."""
+        _name, ftype, _versions, nullable, _tagged, _tag, default, sub, _j = field
+        if ftype == "struct":
+            if default is None or (nullable is not None and _in(nullable, self.version)):
+                if default is None:
+                    return "None"
+            return self.struct_default_expr(sub)
+        if ftype.startswith("[]"):
+            return "None" if default is None else "[]"
+        if ftype == "uuid":
+            return "_ZERO_UUID"
+        return repr(default)
+
+    def struct_default_expr(self, fields: list[Field]) -> str:
+        parts = [f"{f[0]!r}: {self.default_expr(f)}" for f in fields]
+        return "{" + ", ".join(parts) + "}"
+
+    # -- decoding ---------------------------------------------------------------------------
+
+    def dec_struct(self, fields: list[Field], indent: int, target: str) -> None:
+        """Emit statements decoding a struct at ``p`` in ``b`` into the dict ``target``."""
+        v = self.version
+        values: dict[str, str] = {}
+        run: list[tuple[str, str, int]] = []  # (var, fmt, size)
+
+        def flush() -> None:
+            if not run:
+                return
+            fmt = ">" + "".join(r[1] for r in run)
+            size = sum(r[2] for r in run)
+            unpack = self.const(struct.Struct(fmt).unpack_from, "S")
+            names = ", ".join(r[0] for r in run)
+            self.emit(indent, f"{names}, = {unpack}(b, p)")
+            self.emit(indent, f"p += {size}")
+            run.clear()
+
+        tagged: list[Field] = []
+        for f in fields:
+            name, ftype, versions, nullable, tagged_v, _tag, _d, _sub, _j = f
+            if not _in(versions, v):
+                values[name] = self.default_expr(f)
+                continue
+            if self.flexible and _in(tagged_v, v):
+                tagged.append(f)
+                continue
+            var = self.var()
+            values[name] = var
+            if ftype in _FIXED:
+                fmt, size = _FIXED[ftype]
+                run.append((var, fmt, size))
+                continue
+            flush()
+            self.dec_value(f, indent, var)
+        flush()
+        if self.flexible:
+            tag_vars = {}
+            for f in tagged:
+                var = self.var()
+                values[f[0]] = var
+                tag_vars[f[5]] = (f, var)
+                self.emit(indent, f"{var} = {self.default_expr(f)}")
+            cnt = self.var("n")
+            i = self.var("i")
+            self.emit(indent, f"{cnt}, p = _ruv(b, p)")
+            self.emit(indent, f"for {i} in range({cnt}):")
+            tg = self.var("t")
+            sz = self.var("z")
+            end = self.var("e")
+            self.emit(indent + 1, f"{tg}, p = _ruv(b, p)")
+            self.emit(indent + 1, f"{sz}, p = _ruv(b, p)")
+            self.emit(indent + 1, f"{end} = p + {sz}")
+            self.emit(indent + 1, f"if {end} > len(b): raise _Truncated")
+            first = True
+            for tag in sorted(tag_vars):
+                f, var = tag_vars[tag]
+                kw = "if" if first else "elif"
+                first = False
+                self.emit(indent + 1, f"{kw} {tg} == {tag}:")
+                self.dec_value(f, indent + 2, var)
+            self.emit(indent + 1, f"p = {end}")
+        items = ", ".join(f"{k!r}: {val}" for k, val in values.items())
+        self.emit(indent, f"{target} = {{{items}}}")
+
+    def dec_value(self, f: Field, indent: int, var: str) -> None:
+        """Emit statements decoding one non-fixed (or tagged) field value into ``var``."""
+        _name, ftype, _versions, nullable, _tagged, _tag, _d, sub, _j = f
+        flex = self.flexible
+        if ftype in _FIXED:
+            fmt, size = _FIXED[ftype]
+            unpack = self.const(struct.Struct(">" + fmt).unpack_from, "S")
+            self.emit(indent, f"{var}, = {unpack}(b, p)")
+            self.emit(indent, f"p += {size}")
+        elif ftype == "string":
+            self.emit(indent, f"{var}, p = {'_rcstr' if flex else '_rstr'}(b, p)")
+        elif ftype in ("bytes", "records"):
+            self.emit(indent, f"{var}, p = {'_rcbytes' if flex else '_rbytes'}(b, p)")
+        elif ftype == "uuid":
+            self.emit(indent, f"{var}, p = _ruuid(b, p)")
+        elif ftype == "struct":
+            if _in(nullable, self.version):
+                mark = self.const(struct.Struct(">b").unpack_from, "S")
+                m = self.var("m")
+                self.emit(indent, f"{m}, = {mark}(b, p)")
+                self.emit(indent, "p += 1")
+                self.emit(indent, f"if {m} < 0:")
+                self.emit(indent + 1, f"{var} = None")
+                self.emit(indent, "else:")
+                self.dec_struct(sub, indent + 1, var)
+            else:
+                self.dec_struct(sub, indent, var)
+        elif ftype.startswith("[]"):
+            cnt = self.var("n")
+            if flex:
+                self.emit(indent, f"{cnt}, p = _ruv(b, p)")
+                self.emit(indent, f"{cnt} -= 1")
+            else:
+                self.emit(indent, f"{cnt}, = _I32.unpack_from(b, p)")
+                self.emit(indent, "p += 4")
+            self.emit(indent, f"if {cnt} < 0:")
+            self.emit(indent + 1, f"{var} = None")
+            self.emit(indent, "else:")
+            elem = ftype[2:]
+            if elem in _FIXED:
+                fmt, size = _FIXED[elem]
+                self.emit(indent + 1, f"_check(b, p, {cnt} * {size})")
+                self.emit(indent + 1, f"{var} = list(_unpack_from('>%d{fmt}' % {cnt}, b, p))")
+                self.ns["_unpack_from"] = struct.unpack_from
+                self.emit(indent + 1, f"p += {cnt} * {size}")
+                return
+            self.emit(indent + 1, f"_check(b, p, {cnt})")
+            self.emit(indent + 1, f"{var} = []")
+            app = self.var("a")
+            self.emit(indent + 1, f"{app} = {var}.append")
+            i = self.var("i")
+            self.emit(indent + 1, f"for {i} in range({cnt}):")
+            ev = self.var("x")
+            if elem == "struct":
+                self.dec_struct(sub, indent + 2, ev)
+            else:
+                self.dec_value((None, elem, None, None, None, None, None, None, None), indent + 2, ev)
+            self.emit(indent + 2, f"{app}({ev})")
+        else:  # pragma: no cover - generator guarantees known types
+            raise AssertionError(ftype)
+
+    # -- encoding ---------------------------------------------------------------------------
+
+    def enc_struct(self, fields: list[Field], indent: int, src: str) -> None:
+        """Emit statements encoding the dict ``src`` onto bytearray ``o``."""
+        v = self.version
+        run: list[tuple[str, str, int]] = []
+
+        def flush() -> None:
+            if not run:
+                return
+            fmt = ">" + "".join(r[1] for r in run)
+            pack = self.const(struct.Struct(fmt).pack, "P")
+            self.emit(indent, f"o += {pack}({', '.join(r[0] for r in run)})")
+            run.clear()
+
+        tagged: list[Field] = []
+        for f in fields:
+            name, ftype, versions, _nullable, tagged_v, _tag, default, _sub, _j = f
+            if not _in(versions, v):
+                continue
+            if self.flexible and _in(tagged_v, v):
+                tagged.append(f)
+                continue
+            if ftype in _FIXED:
+                run.append((f"{src}.get({name!r}, {default!r})", _FIXED[ftype][0], 0))
+                continue
+            flush()
+            var = self.var()
+            self.emit(indent, f"{var} = {src}.get({name!r})")
+            self.enc_value(f, indent, var)
+        flush()
+        if not self.flexible:
+            return
+        if not tagged:
+            self.emit(indent, "o.append(0)")
+            return
+        tl = self.var("tl")
+        self.emit(indent, f"{tl} = []")
+        for f in sorted(tagged, key=lambda f: f[5]):
+            name, ftype, _versions, _nullable, _tv, tag, default, sub, _j = f
+            var = self.var()
+            self.emit(indent, f"{var} = {src}.get({name!r})")
+            # Compute the encoding of the default once, at compile time.
+            default_bytes = self._encode_default(f)
+            db = self.const(default_bytes, "D")
+            saved = self.var("so")
+            self.emit(indent, f"if {var} is not None:")
+            self.emit(indent + 1, f"{saved} = o")
+            self.emit(indent + 1, "o = bytearray()")
+            self.enc_value(f, indent + 1, var)
+            self.emit(indent + 1, f"if o != {db}: {tl}.append(({tag}, o))")
+            self.emit(indent + 1, f"o = {saved}")
+        self.emit(indent, f"_wuv(o, len({tl}))")
+        tg = self.var("t")
+        tb = self.var("tb")
+        self.emit(indent, f"for {tg}, {tb} in {tl}:")
+        self.emit(indent + 1, f"_wuv(o, {tg})")
+        self.emit(indent + 1, f"_wuv(o, len({tb}))")
+        self.emit(indent + 1, f"o += {tb}")
+
+    def _encode_default(self, f: Field) -> bytes:
+        sub_gen = _Gen(self.version, self.flexible)
+        sub_gen.emit(0, "def _enc(o):")
+        sub_gen.emit(1, f"v0 = {sub_gen.default_expr(f)}")
+        sub_gen.emit(1, "if v0 is None: return")
+        sub_gen.enc_value(f, 1, "v0")
+        ns = sub_gen.compile()
+        o = bytearray()
+        ns["_enc"](o)
+        return bytes(o)
+
+    def enc_value(self, f: Field, indent: int, var: str) -> None:
+        _name, ftype, _versions, nullable, _tv, _tag, default, sub, _j = f
+        flex = self.flexible
+        if ftype in _FIXED:
+            pack = self.const(struct.Struct(">" + _FIXED[ftype][0]).pack, "P")
+            self.emit(indent, f"o += {pack}({var} if {var} is not None else {default!r})")
+        elif ftype == "string":
+            if default is not None:
+                self.emit(indent, f"if {var} is None and {not _in(nullable, self.version)}:")
+                self.emit(indent + 1, f"{var} = {default!r}")
+            self.emit(indent, f"{'_wcstr' if flex else '_wstr'}(o, {var})")
+        elif ftype in ("bytes", "records"):
+            if ftype == "bytes" and not _in(nullable, self.version):
+                self.emit(indent, f"if {var} is None: {var} = b''")
+            self.emit(indent, f"{'_wcbytes' if flex else '_wbytes'}(o, {var})")
+        elif ftype == "uuid":
+            self.emit(indent, f"_wuuid(o, {var})")
+        elif ftype == "struct":
+            if _in(nullable, self.version):
+                self.emit(indent, f"if {var} is None:")
+                self.emit(indent + 1, "o.append(255)")
+                self.emit(indent, "else:")
+                self.emit(indent + 1, "o.append(1)")
+                self.enc_struct(sub, indent + 1, var)
+            else:
+                self.emit(indent, f"if {var} is None: {var} = {{}}")
+                self.enc_struct(sub, indent, var)
+        elif ftype.startswith("[]"):
+            elem = ftype[2:]
+            self.emit(indent, f"if {var} is None:")
+            if _in(nullable, self.version):
+                self.emit(indent + 1, "o.append(0)" if flex else "o += _NULL32")
+            else:
+                self.emit(indent + 1, "o.append(1)" if flex else "o += bytes(4)")
+            self.emit(indent, "else:")
+            if flex:
+                self.emit(indent + 1, f"_wuv(o, len({var}) + 1)")
+            else:
+                self.emit(indent + 1, f"o += _I32.pack(len({var}))")
+            if elem in _FIXED:
+                fmt = _FIXED[elem][0]
+                self.ns["_pack"] = struct.pack
+                self.emit(indent + 1, f"o += _pack('>%d{fmt}' % len({var}), *{var})")
+                return
+            ev = self.var("x")
+            self.emit(indent + 1, f"for {ev} in {var}:")
+            if elem == "struct":
+                self.enc_struct(sub, indent + 2, ev)
+            else:
+                self.enc_value(
+                    (None, elem, None, None, None, None, None, None, None), indent + 2, ev
+                )
+        else:  # pragma: no cover
+            raise AssertionError(ftype)
+
+    def compile(self) -> dict[str, Any]:
+        src = "\n".join(self.lines)
+        ns = dict(self.ns)
+        try:
+            exec(compile(src, "<mockkafka-codec>", "exec"), ns)
+        except SyntaxError as exc:  # pragma: no cover - a generator bug
+            raise AssertionError(f"{exc}\n{src}") from exc
+        ns["__source__"] = src
+        return ns
+
+
+_DECODE_ERRORS = (
+    _Truncated,
+    struct.error,
+    IndexError,
+    UnicodeDecodeError,
+    ValueError,
+    OverflowError,
+    MemoryError,
+    RecursionError,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class MessageCodec:
+    """Encoder and decoder of one message at one version.
+
+    ``decode(data, pos)`` returns ``(message, end)``; ``encode(message)`` returns bytes and
+    ``encode_into(out, message)`` appends to a bytearray. Build it with :func:`codec`.
+    """
+
+    name: str
+    version: int
+    flexible: bool
+    _decode: Decoder
+    _encode: Encoder
+    source: str
+
+    def decode(self, data: bytes | bytearray | memoryview, pos: int = 0) -> tuple[Message, int]:
+        """Decode one message starting at ``pos``; raises ProtocolError on malformed input."""
+        if not isinstance(data, bytes):
+            data = bytes(data)
+        try:
+            return self._decode(data, pos)
+        except ProtocolError:
+            raise
+        except _DECODE_ERRORS as exc:
+            raise ProtocolError(
+                f"malformed {self.name} v{self.version}: "
+                f"{'truncated' if isinstance(exc, _Truncated | IndexError | struct.error) else exc}"
+            ) from None
+
+    def encode(self, message: Message) -> bytes:
+        """Encode ``message`` (missing keys take schema defaults)."""
+        out = bytearray()
+        self.encode_into(out, message)
+        return bytes(out)
+
+    def encode_into(self, out: bytearray, message: Message) -> None:
+        """Append the encoding of ``message`` to ``out``.
+
+        A value of the wrong type raises ``ValueError`` naming the message and version.
+        """
+        try:
+            self._encode(out, message)
+        except (struct.error, TypeError, AttributeError, OverflowError) as exc:
+            raise ValueError(f"cannot encode {self.name} v{self.version}: {exc}") from exc
+
+    def default(self) -> Message:
+        """A message with every field at its schema default (start a response from it)."""
+        msg, _ = self._decode_defaults()
+        return msg
+
+    def _decode_defaults(self) -> tuple[Message, int]:
+        return self.decode(self.encode({}))
+
+
+_CACHE: dict[tuple[str, int], MessageCodec] = {}
+
+
+def codec(name: str, version: int) -> MessageCodec:
+    """The codec of message ``name`` (e.g. ``"FetchResponse"``) at ``version``.
+
+    Raises :class:`UnsupportedVersion` when the schemas have no such version and ``KeyError``
+    for an unknown message name.
+    """
+    key = (name, version)
+    c = _CACHE.get(key)
+    if c is not None:
+        return c
+    seg = _segment(name, version)
+    flexible = seg.flexible_from is not None and version >= seg.flexible_from
+    if name == "RequestHeader":
+        flexible = version >= 2
+    elif name == "ResponseHeader":
+        flexible = version >= 1
+    gen = _Gen(version, flexible)
+    gen.emit(0, "def _decode(b, p):")
+    gen.dec_struct(seg.fields, 1, "m")
+    gen.emit(1, "return m, p")
+    gen.emit(0, "def _encode(o, m):")
+    start = len(gen.lines)
+    gen.enc_struct(seg.fields, 1, "m")
+    if len(gen.lines) == start:
+        gen.emit(1, "pass")
+    ns = gen.compile()
+    c = MessageCodec(name, version, flexible, ns["_decode"], ns["_encode"], ns["__source__"])
+    _CACHE[key] = c
+    return c
+
+
+def field_names(name: str, version: int) -> list[str]:
+    """Top-level field names of a message at a version (those the version carries)."""
+    seg = _segment(name, version)
+    return [f[0] for f in seg.fields if _in(f[2], version)]
