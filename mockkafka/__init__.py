@@ -1,1 +1,45 @@
-"""mockkafka: an in-process fake Apache Kafka cluster for tests."""
+"""mockkafka: an in-process fake Apache Kafka cluster that speaks the real wire protocol.
+
+Start here::
+
+    import mockkafka
+
+    with mockkafka.Cluster(brokers=3) as cluster:
+        cluster.create_topic("orders", partitions=6, replication_factor=3)
+        ...  # any Kafka client: bootstrap.servers = cluster.bootstrap_servers
+
+For trio code: ``async with mockkafka.open_cluster(brokers=3) as cluster``.
+"""
+
+from mockkafka._cluster import AsyncCluster, Cluster, PartitionView, TopicView, open_cluster
+from mockkafka.cluster.traffic import Exchange, TrafficLog
+from mockkafka.errors import (
+    BrokerError,
+    ConfigError,
+    ErrorCode,
+    KafkaApiError,
+    MockKafkaError,
+    ProtocolError,
+    error_code,
+)
+from mockkafka.protocol.records import Record
+
+__all__ = [
+    "AsyncCluster",
+    "BrokerError",
+    "Cluster",
+    "ConfigError",
+    "ErrorCode",
+    "Exchange",
+    "KafkaApiError",
+    "MockKafkaError",
+    "PartitionView",
+    "ProtocolError",
+    "Record",
+    "TopicView",
+    "TrafficLog",
+    "error_code",
+    "open_cluster",
+]
+
+__version__ = "0.1.0"

@@ -22,10 +22,10 @@ def error_code(value: ErrorCode | int | str) -> ErrorCode:
     if isinstance(value, ErrorCode):
         return value
     if isinstance(value, int):
-        try:
-            return ErrorCode(value)
-        except ValueError:
-            raise ValueError(f"unknown Kafka error code {value}") from None
+        member = ErrorCode._value2member_map_.get(value)
+        if member is None:
+            raise ValueError(f"unknown Kafka error code {value}")
+        return member  # type: ignore[return-value]
     name = value.strip().upper().replace("-", "_")
     try:
         return ErrorCode[name]
@@ -43,6 +43,19 @@ class ConfigError(MockKafkaError, ValueError):
     """A wrong argument or configuration value; the message names the argument."""
 
 
+class KafkaApiError(MockKafkaError):
+    """A cluster verb refused, with the Kafka error code a broker would answer.
+
+    Handlers turn it into that code in the response; a test calling the verb directly sees
+    the exception, whose message says what to change.
+    """
+
+    def __init__(self, error: ErrorCode | int | str, message: str = "") -> None:
+        self.error = error_code(error)
+        super().__init__(f"{self.error.name}: {message}" if message else self.error.name)
+        self.detail = message
+
+
 class BrokerError(MockKafkaError):
     """An exception raised inside the broker during a test, re-raised in that test.
 
@@ -55,6 +68,7 @@ __all__ = [
     "ConfigError",
     "ErrorCode",
     "FrameTooLarge",
+    "KafkaApiError",
     "MockKafkaError",
     "ProtocolError",
     "UnsupportedVersion",

@@ -160,10 +160,10 @@ def build(source: Path) -> tuple[str, str]:
         segments: list[dict[str, Any]] = []
         chosen: dict[int, str] = {}
         for folder in FOLDER_ORDER:
-            js = per_folder.get(folder, {}).get(name)
-            if js is None:
+            found = per_folder.get(folder, {}).get(name)
+            if found is None:
                 continue
-            vr = parse_versions(js["validVersions"])
+            vr = parse_versions(found["validVersions"])
             assert vr is not None
             for v in range(vr[0], vr[1] + 1):
                 chosen[v] = folder  # newer folder overwrites
@@ -184,7 +184,12 @@ def build(source: Path) -> tuple[str, str]:
             common = {c["name"]: c for c in js.get("commonStructs", [])}
             flex = parse_versions(js.get("flexibleVersions"))
             out_segments.append(
-                (seg["lo"], seg["hi"], flex[0] if flex else None, convert_fields(js["fields"], common))
+                (
+                    seg["lo"],
+                    seg["hi"],
+                    flex[0] if flex else None,
+                    convert_fields(js["fields"], common),
+                )
             )
         messages[name] = {"api_key": api_key, "type": kind, "segments": out_segments}
 
@@ -193,7 +198,8 @@ def build(source: Path) -> tuple[str, str]:
         + "\n# name -> {api_key, type, segments: [(lo, hi, flexible_from, fields)]}\n"
         + "# field: (name, type, versions, nullable, tagged, tag, default, subfields, json_name)\n"
         + "# ruff: noqa\n"
-        + "MESSAGES = "
+        + "from typing import Any\n\n"
+        + "MESSAGES: dict[str, Any] = "
         + pprint.pformat(messages, width=120, compact=True, sort_dicts=True)
         + "\n"
     )

@@ -6,7 +6,9 @@ Derived from Apache Kafka's JSON schemas (Apache License 2.0; see NOTICE).
 # name -> {api_key, type, segments: [(lo, hi, flexible_from, fields)]}
 # field: (name, type, versions, nullable, tagged, tag, default, subfields, json_name)
 # ruff: noqa
-MESSAGES = {'AddOffsetsToTxnRequest': {'api_key': 25,
+from typing import Any
+
+MESSAGES: dict[str, Any] = {'AddOffsetsToTxnRequest': {'api_key': 25,
                             'segments': [(0, 4, 3,
                                           [('transactional_id', 'string', (0, 32767), None, None, None, '', None,
                                             'TransactionalId'),

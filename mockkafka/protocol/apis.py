@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mockkafka.protocol._schema_data import MESSAGES
+from mockkafka.protocol.codec import MESSAGES
 
 API_VERSIONS_KEY = 18
 CONTROLLED_SHUTDOWN_KEY = 7

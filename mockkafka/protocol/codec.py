@@ -26,10 +26,13 @@ import struct
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from mockkafka.protocol._schema_data import MESSAGES
+from mockkafka.protocol._schema_data import MESSAGES as _MESSAGES
 from mockkafka.protocol.errors import ProtocolError, UnsupportedVersion
+
+MESSAGES = cast("dict[str, dict[str, Any]]", _MESSAGES)
+"""The generated schema table (see ``_schema_data``), typed for readers."""
 
 Message = dict[str, Any]
 Decoder = Callable[[bytes, int], tuple[Message, int]]
@@ -54,12 +57,12 @@ class _Truncated(Exception):
 
 
 # ---------------------------------------------------------------------------------------------
-# Runtime helpers used by generated code.
+# Runtime helpers used by generated code (the common cases are inlined there).
 # ---------------------------------------------------------------------------------------------
 
 
 def _ruv(b: bytes, p: int) -> tuple[int, int]:
-    """Read an unsigned varint."""
+    """Read an unsigned varint of at most 5 bytes."""
     x = b[p]
     if x < 0x80:
         return x, p + 1
@@ -72,82 +75,83 @@ def _ruv(b: bytes, p: int) -> tuple[int, int]:
         if x < 0x80:
             return result, p + 1
         shift += 7
-        if shift > 35:
+        if shift > 28:
             raise ProtocolError("unsigned varint longer than 5 bytes")
 
 
 def _wuv(o: bytearray, v: int) -> None:
     """Write an unsigned varint."""
-    if v < 0x80:
-        o.append(v)
-        return
+    if v < 0:
+        raise OverflowError(f"unsigned varint cannot hold {v}")
     while v >= 0x80:
         o.append((v & 0x7F) | 0x80)
         v >>= 7
     o.append(v)
 
 
-def _uv_bytes(v: int) -> bytes:
-    o = bytearray()
-    _wuv(o, v)
-    return bytes(o)
-
-
-def _check(b: bytes, p: int, n: int) -> None:
-    if n < 0 or p + n > len(b):
-        raise _Truncated
-
-
-def _rstr(b: bytes, p: int) -> tuple[str | None, int]:
-    (n,) = _I16.unpack_from(b, p)
-    p += 2
-    if n < 0:
-        return None, p
-    end = p + n
-    if end > len(b):
-        raise _Truncated
-    return b[p:end].decode(), end
-
-
-def _rcstr(b: bytes, p: int) -> tuple[str | None, int]:
+def _skip_tags(b: bytes, p: int) -> int:
+    """Skip a tagged-field section none of whose tags the schema knows."""
     n, p = _ruv(b, p)
-    if n == 0:
-        return None, p
-    end = p + n - 1
+    for _ in range(n):
+        _tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        p += size
+        if p > len(b):
+            raise _Truncated
+    return p
+
+
+_SMALL_ARRAY = 64
+"""Arrays of fixed-width elements shorter than this use a precompiled struct per length."""
+
+_ARRAY_UNPACK = {
+    fmt: tuple(struct.Struct(f">{k}{fmt}").unpack_from for k in range(_SMALL_ARRAY))
+    for fmt in {f for f, _size in _FIXED.values()}
+}
+_ARRAY_PACK = {
+    fmt: tuple(struct.Struct(f">{k}{fmt}").pack for k in range(_SMALL_ARRAY))
+    for fmt in {f for f, _size in _FIXED.values()}
+}
+
+
+def _rarray(b: bytes, p: int, n: int, fmt: str, size: int) -> tuple[list[Any], int]:
+    """Read ``n`` fixed-width elements (the long-array case)."""
+    end = p + n * size
     if end > len(b):
         raise _Truncated
-    return b[p:end].decode(), end
+    return list(struct.unpack_from(f">{n}{fmt}", b, p)), end
 
 
-def _rbytes(b: bytes, p: int) -> tuple[bytes | None, int]:
-    (n,) = _I32.unpack_from(b, p)
-    p += 4
-    if n < 0:
-        return None, p
-    end = p + n
-    if end > len(b):
-        raise _Truncated
-    return b[p:end], end
+def _warray(o: bytearray, fmt: str, values: list[Any]) -> None:
+    o += struct.pack(f">{len(values)}{fmt}", *values)
 
 
-def _rcbytes(b: bytes, p: int) -> tuple[bytes | None, int]:
-    n, p = _ruv(b, p)
-    if n == 0:
-        return None, p
-    end = p + n - 1
-    if end > len(b):
-        raise _Truncated
-    return b[p:end], end
+def _uuid_from_int(value: int) -> uuid.UUID:
+    """``uuid.UUID(int=value)`` without the argument checks (a third of the cost)."""
+    u = _new_object(_UUID)
+    _set_attribute(u, "int", value)
+    _set_attribute(u, "is_safe", _SAFE_UNKNOWN)
+    return u
+
+
+_UUID = uuid.UUID
+_SAFE_UNKNOWN = uuid.SafeUUID.unknown
+_new_object = object.__new__
+_set_attribute = object.__setattr__
+if _uuid_from_int(12345) != uuid.UUID(int=12345):  # pragma: no cover - a future uuid module
+
+    def _uuid_from_int(value: int) -> uuid.UUID:
+        return uuid.UUID(int=value)
 
 
 def _ruuid(b: bytes, p: int) -> tuple[uuid.UUID, int]:
     end = p + 16
     if end > len(b):
         raise _Truncated
-    raw = b[p:end]
-    if raw == _ZERO16:
+    value = int.from_bytes(b[p:end])
+    if value == 0:
         return ZERO_UUID, end
-    return uuid.UUID(bytes=raw), end
+    return _uuid_from_int(value), end
 
 
 _ZERO16 = bytes(16)
@@ -155,24 +159,6 @@ _I32 = struct.Struct(">i")
 _I16 = struct.Struct(">h")
 _NULL16 = b"\xff\xff"
 _NULL32 = b"\xff\xff\xff\xff"
-
-
-def _wstr(o: bytearray, v: str | None) -> None:
-    if v is None:
-        o += _NULL16
-        return
-    e = v.encode()
-    o += _I16.pack(len(e))
-    o += e
-
-
-def _wcstr(o: bytearray, v: str | None) -> None:
-    if v is None:
-        o.append(0)
-        return
-    e = v.encode()
-    _wuv(o, len(e) + 1)
-    o += e
 
 
 def _as_bytes(v: Any) -> bytes | bytearray | memoryview:
@@ -244,7 +230,12 @@ def _in(rng: tuple[int, int] | None, v: int) -> bool:
 
 
 class _Gen:
-    """Writes the source of one decoder/encoder pair."""
+    """Writes the source of one decoder/encoder pair.
+
+    The generated code inlines the common cases -- one-byte varints, empty tagged-field
+    sections, short arrays of fixed-width elements (one precompiled ``struct`` per length)
+    -- and calls the runtime helpers above only for the rare ones.
+    """
 
     def __init__(self, version: int, flexible: bool) -> None:
         self.version = version
@@ -253,24 +244,22 @@ class _Gen:
         self.ns: dict[str, Any] = {
             "_ruv": _ruv,
             "_wuv": _wuv,
-            "_check": _check,
-            "_rstr": _rstr,
-            "_rcstr": _rcstr,
-            "_rbytes": _rbytes,
-            "_rcbytes": _rcbytes,
+            "_skip_tags": _skip_tags,
+            "_rarray": _rarray,
+            "_warray": _warray,
             "_ruuid": _ruuid,
-            "_wstr": _wstr,
-            "_wcstr": _wcstr,
             "_wbytes": _wbytes,
             "_wcbytes": _wcbytes,
             "_wuuid": _wuuid,
             "_Truncated": _Truncated,
             "_ZERO_UUID": ZERO_UUID,
-            "_I32": _I32,
-            "_uv_bytes": _uv_bytes,
+            "_I16": _I16.unpack_from,
+            "_I32": _I32.unpack_from,
+            "_P16": _I16.pack,
+            "_P32": _I32.pack,
             "_NULL16": _NULL16,
             "_NULL32": _NULL32,
-            "_as_bytes": _as_bytes,
+            "_bytes": bytes,
         }
         self.n = 0
 
@@ -290,11 +279,10 @@ class _Gen:
 
     def default_expr(self, field: Field) -> str:
         """A Python expression giving a fresh default value for ``field``."""
-        _name, ftype, _versions, nullable, _tagged, _tag, default, sub, _j = field
+        _name, ftype, _versions, _nullable, _tagged, _tag, default, sub, _j = field
         if ftype == "struct":
-            if default is None or (nullable is not None and _in(nullable, self.version)):
-                if default is None:
-                    return "None"
+            if default is None:
+                return "None"
             return self.struct_default_expr(sub)
         if ftype.startswith("[]"):
             return "None" if default is None else "[]"
@@ -307,6 +295,23 @@ class _Gen:
         return "{" + ", ".join(parts) + "}"
 
     # -- decoding ---------------------------------------------------------------------------
+
+    def dec_uv(self, indent: int, var: str) -> None:
+        """Read an unsigned varint at ``p`` into ``var``; one-byte values inline."""
+        self.emit(indent, f"{var} = b[p]")
+        self.emit(indent, f"if {var} < 128:")
+        self.emit(indent + 1, "p += 1")
+        self.emit(indent, "else:")
+        self.emit(indent + 1, f"{var}, p = _ruv(b, p)")
+
+    def dec_count(self, indent: int, var: str, compact: bool) -> None:
+        """Read an array or string length (-1 for null) into ``var``."""
+        if compact:
+            self.dec_uv(indent, var)
+            self.emit(indent, f"{var} -= 1")
+        else:
+            self.emit(indent, f"{var}, = _I32(b, p)")
+            self.emit(indent, "p += 4")
 
     def dec_struct(self, fields: list[Field], indent: int, target: str) -> None:
         """Emit statements decoding a struct at ``p`` in ``b`` into the dict ``target``."""
@@ -327,7 +332,7 @@ class _Gen:
 
         tagged: list[Field] = []
         for f in fields:
-            name, ftype, versions, nullable, tagged_v, _tag, _d, _sub, _j = f
+            name, ftype, versions, _nullable, tagged_v, _tag, _d, _sub, _j = f
             if not _in(versions, v):
                 values[name] = self.default_expr(f)
                 continue
@@ -344,33 +349,46 @@ class _Gen:
             self.dec_value(f, indent, var)
         flush()
         if self.flexible:
-            tag_vars = {}
-            for f in tagged:
-                var = self.var()
-                values[f[0]] = var
-                tag_vars[f[5]] = (f, var)
-                self.emit(indent, f"{var} = {self.default_expr(f)}")
-            cnt = self.var("n")
-            i = self.var("i")
-            self.emit(indent, f"{cnt}, p = _ruv(b, p)")
-            self.emit(indent, f"for {i} in range({cnt}):")
-            tg = self.var("t")
-            sz = self.var("z")
-            end = self.var("e")
-            self.emit(indent + 1, f"{tg}, p = _ruv(b, p)")
-            self.emit(indent + 1, f"{sz}, p = _ruv(b, p)")
-            self.emit(indent + 1, f"{end} = p + {sz}")
-            self.emit(indent + 1, f"if {end} > len(b): raise _Truncated")
-            first = True
-            for tag in sorted(tag_vars):
-                f, var = tag_vars[tag]
-                kw = "if" if first else "elif"
-                first = False
-                self.emit(indent + 1, f"{kw} {tg} == {tag}:")
-                self.dec_value(f, indent + 2, var)
-            self.emit(indent + 1, f"p = {end}")
+            self.dec_tags(tagged, values, indent)
         items = ", ".join(f"{k!r}: {val}" for k, val in values.items())
         self.emit(indent, f"{target} = {{{items}}}")
+
+    def dec_tags(self, tagged: list[Field], values: dict[str, str], indent: int) -> None:
+        """Emit the tagged-field section: known tags decoded, unknown ones skipped."""
+        if not tagged:
+            self.emit(indent, "if b[p]:")
+            self.emit(indent + 1, "p = _skip_tags(b, p)")
+            self.emit(indent, "else:")
+            self.emit(indent + 1, "p += 1")
+            return
+        tag_vars: dict[int, tuple[Field, str]] = {}
+        for f in tagged:
+            var = self.var()
+            values[f[0]] = var
+            tag_vars[f[5]] = (f, var)
+            self.emit(indent, f"{var} = {self.default_expr(f)}")
+        self.emit(indent, "if b[p]:")
+        cnt = self.var("n")
+        self.dec_uv(indent + 1, cnt)
+        i = self.var("i")
+        self.emit(indent + 1, f"for {i} in range({cnt}):")
+        tg = self.var("t")
+        sz = self.var("z")
+        end = self.var("e")
+        self.dec_uv(indent + 2, tg)
+        self.dec_uv(indent + 2, sz)
+        self.emit(indent + 2, f"{end} = p + {sz}")
+        self.emit(indent + 2, f"if {end} > lb: raise _Truncated")
+        first = True
+        for tag in sorted(tag_vars):
+            f, var = tag_vars[tag]
+            kw = "if" if first else "elif"
+            first = False
+            self.emit(indent + 2, f"{kw} {tg} == {tag}:")
+            self.dec_value(f, indent + 3, var)
+        self.emit(indent + 2, f"p = {end}")
+        self.emit(indent, "else:")
+        self.emit(indent + 1, "p += 1")
 
     def dec_value(self, f: Field, indent: int, var: str) -> None:
         """Emit statements decoding one non-fixed (or tagged) field value into ``var``."""
@@ -381,19 +399,32 @@ class _Gen:
             unpack = self.const(struct.Struct(">" + fmt).unpack_from, "S")
             self.emit(indent, f"{var}, = {unpack}(b, p)")
             self.emit(indent, f"p += {size}")
-        elif ftype == "string":
-            self.emit(indent, f"{var}, p = {'_rcstr' if flex else '_rstr'}(b, p)")
-        elif ftype in ("bytes", "records"):
-            self.emit(indent, f"{var}, p = {'_rcbytes' if flex else '_rbytes'}(b, p)")
+        elif ftype in ("string", "legacy_string", "bytes", "records"):
+            text = ftype in ("string", "legacy_string")
+            n = self.var("n")
+            if flex and ftype != "legacy_string":
+                self.dec_count(indent, n, compact=True)
+            elif text:
+                self.emit(indent, f"{n}, = _I16(b, p)")
+                self.emit(indent, "p += 2")
+            else:
+                self.dec_count(indent, n, compact=False)
+            end = self.var("e")
+            self.emit(indent, f"if {n} < 0:")
+            self.emit(indent + 1, f"{var} = None")
+            self.emit(indent, "else:")
+            self.emit(indent + 1, f"{end} = p + {n}")
+            self.emit(indent + 1, f"if {end} > lb: raise _Truncated")
+            self.emit(indent + 1, f"{var} = b[p:{end}]{'.decode()' if text else ''}")
+            self.emit(indent + 1, f"p = {end}")
         elif ftype == "uuid":
             self.emit(indent, f"{var}, p = _ruuid(b, p)")
         elif ftype == "struct":
             if _in(nullable, self.version):
-                mark = self.const(struct.Struct(">b").unpack_from, "S")
                 m = self.var("m")
-                self.emit(indent, f"{m}, = {mark}(b, p)")
+                self.emit(indent, f"{m} = b[p]")
                 self.emit(indent, "p += 1")
-                self.emit(indent, f"if {m} < 0:")
+                self.emit(indent, f"if {m} > 127:")
                 self.emit(indent + 1, f"{var} = None")
                 self.emit(indent, "else:")
                 self.dec_struct(sub, indent + 1, var)
@@ -401,24 +432,21 @@ class _Gen:
                 self.dec_struct(sub, indent, var)
         elif ftype.startswith("[]"):
             cnt = self.var("n")
-            if flex:
-                self.emit(indent, f"{cnt}, p = _ruv(b, p)")
-                self.emit(indent, f"{cnt} -= 1")
-            else:
-                self.emit(indent, f"{cnt}, = _I32.unpack_from(b, p)")
-                self.emit(indent, "p += 4")
+            self.dec_count(indent, cnt, compact=flex)
             self.emit(indent, f"if {cnt} < 0:")
             self.emit(indent + 1, f"{var} = None")
-            self.emit(indent, "else:")
             elem = ftype[2:]
             if elem in _FIXED:
                 fmt, size = _FIXED[elem]
-                self.emit(indent + 1, f"_check(b, p, {cnt} * {size})")
-                self.emit(indent + 1, f"{var} = list(_unpack_from('>%d{fmt}' % {cnt}, b, p))")
-                self.ns["_unpack_from"] = struct.unpack_from
+                small = self.const(_ARRAY_UNPACK[fmt], "AU")
+                self.emit(indent, f"elif {cnt} < {_SMALL_ARRAY}:")
+                self.emit(indent + 1, f"{var} = list({small}[{cnt}](b, p))")
                 self.emit(indent + 1, f"p += {cnt} * {size}")
+                self.emit(indent, "else:")
+                self.emit(indent + 1, f"{var}, p = _rarray(b, p, {cnt}, {fmt!r}, {size})")
                 return
-            self.emit(indent + 1, f"_check(b, p, {cnt})")
+            self.emit(indent, "else:")
+            self.emit(indent + 1, f"if p + {cnt} > lb: raise _Truncated")
             self.emit(indent + 1, f"{var} = []")
             app = self.var("a")
             self.emit(indent + 1, f"{app} = {var}.append")
@@ -428,12 +456,21 @@ class _Gen:
             if elem == "struct":
                 self.dec_struct(sub, indent + 2, ev)
             else:
-                self.dec_value((None, elem, None, None, None, None, None, None, None), indent + 2, ev)
+                self.dec_value(
+                    (None, elem, None, None, None, None, None, None, None), indent + 2, ev
+                )
             self.emit(indent + 2, f"{app}({ev})")
         else:  # pragma: no cover - generator guarantees known types
             raise AssertionError(ftype)
 
     # -- encoding ---------------------------------------------------------------------------
+
+    def enc_uv(self, indent: int, expr: str) -> None:
+        """Write ``expr`` as an unsigned varint; one-byte values inline."""
+        k = self.var("k")
+        self.emit(indent, f"{k} = {expr}")
+        self.emit(indent, f"if {k} < 128: o.append({k})")
+        self.emit(indent, f"else: _wuv(o, {k})")
 
     def enc_struct(self, fields: list[Field], indent: int, src: str) -> None:
         """Emit statements encoding the dict ``src`` onto bytearray ``o``."""
@@ -472,7 +509,7 @@ class _Gen:
         tl = self.var("tl")
         self.emit(indent, f"{tl} = []")
         for f in sorted(tagged, key=lambda f: f[5]):
-            name, ftype, _versions, _nullable, _tv, tag, default, sub, _j = f
+            name, _ftype, _versions, _nullable, _tv, tag, _default, _sub, _j = f
             var = self.var()
             self.emit(indent, f"{var} = {src}.get({name!r})")
             # Compute the encoding of the default once, at compile time.
@@ -485,13 +522,16 @@ class _Gen:
             self.enc_value(f, indent + 1, var)
             self.emit(indent + 1, f"if o != {db}: {tl}.append(({tag}, o))")
             self.emit(indent + 1, f"o = {saved}")
-        self.emit(indent, f"_wuv(o, len({tl}))")
+        self.emit(indent, f"if {tl}:")
+        self.enc_uv(indent + 1, f"len({tl})")
         tg = self.var("t")
         tb = self.var("tb")
-        self.emit(indent, f"for {tg}, {tb} in {tl}:")
-        self.emit(indent + 1, f"_wuv(o, {tg})")
-        self.emit(indent + 1, f"_wuv(o, len({tb}))")
-        self.emit(indent + 1, f"o += {tb}")
+        self.emit(indent + 1, f"for {tg}, {tb} in {tl}:")
+        self.enc_uv(indent + 2, tg)
+        self.enc_uv(indent + 2, f"len({tb})")
+        self.emit(indent + 2, f"o += {tb}")
+        self.emit(indent, "else:")
+        self.emit(indent + 1, "o.append(0)")
 
     def _encode_default(self, f: Field) -> bytes:
         sub_gen = _Gen(self.version, self.flexible)
@@ -507,22 +547,39 @@ class _Gen:
     def enc_value(self, f: Field, indent: int, var: str) -> None:
         _name, ftype, _versions, nullable, _tv, _tag, default, sub, _j = f
         flex = self.flexible
+        is_nullable = _in(nullable, self.version)
         if ftype in _FIXED:
             pack = self.const(struct.Struct(">" + _FIXED[ftype][0]).pack, "P")
             self.emit(indent, f"o += {pack}({var} if {var} is not None else {default!r})")
-        elif ftype == "string":
-            if default is not None:
-                self.emit(indent, f"if {var} is None and {not _in(nullable, self.version)}:")
-                self.emit(indent + 1, f"{var} = {default!r}")
-            self.emit(indent, f"{'_wcstr' if flex else '_wstr'}(o, {var})")
+        elif ftype in ("string", "legacy_string"):
+            compact = flex and ftype == "string"
+            if default is not None and not is_nullable:
+                self.emit(indent, f"if {var} is None: {var} = {default!r}")
+            e = self.var("e")
+            self.emit(indent, f"if {var} is None:")
+            self.emit(indent + 1, "o.append(0)" if compact else "o += _NULL16")
+            self.emit(indent, "else:")
+            self.emit(indent + 1, f"{e} = {var}.encode()")
+            if compact:
+                self.enc_uv(indent + 1, f"len({e}) + 1")
+            else:
+                self.emit(indent + 1, f"o += _P16(len({e}))")
+            self.emit(indent + 1, f"o += {e}")
         elif ftype in ("bytes", "records"):
-            if ftype == "bytes" and not _in(nullable, self.version):
+            if ftype == "bytes" and not is_nullable:
                 self.emit(indent, f"if {var} is None: {var} = b''")
-            self.emit(indent, f"{'_wcbytes' if flex else '_wbytes'}(o, {var})")
+            self.emit(indent, f"if {var}.__class__ is _bytes:")
+            if flex:
+                self.enc_uv(indent + 1, f"len({var}) + 1")
+            else:
+                self.emit(indent + 1, f"o += _P32(len({var}))")
+            self.emit(indent + 1, f"o += {var}")
+            self.emit(indent, "else:")
+            self.emit(indent + 1, f"{'_wcbytes' if flex else '_wbytes'}(o, {var})")
         elif ftype == "uuid":
             self.emit(indent, f"_wuuid(o, {var})")
         elif ftype == "struct":
-            if _in(nullable, self.version):
+            if is_nullable:
                 self.emit(indent, f"if {var} is None:")
                 self.emit(indent + 1, "o.append(255)")
                 self.emit(indent, "else:")
@@ -534,19 +591,22 @@ class _Gen:
         elif ftype.startswith("[]"):
             elem = ftype[2:]
             self.emit(indent, f"if {var} is None:")
-            if _in(nullable, self.version):
+            if is_nullable:
                 self.emit(indent + 1, "o.append(0)" if flex else "o += _NULL32")
             else:
                 self.emit(indent + 1, "o.append(1)" if flex else "o += bytes(4)")
             self.emit(indent, "else:")
+            k = self.var("k")
+            self.emit(indent + 1, f"{k} = len({var})")
             if flex:
-                self.emit(indent + 1, f"_wuv(o, len({var}) + 1)")
+                self.enc_uv(indent + 1, f"{k} + 1")
             else:
-                self.emit(indent + 1, f"o += _I32.pack(len({var}))")
+                self.emit(indent + 1, f"o += _P32({k})")
             if elem in _FIXED:
                 fmt = _FIXED[elem][0]
-                self.ns["_pack"] = struct.pack
-                self.emit(indent + 1, f"o += _pack('>%d{fmt}' % len({var}), *{var})")
+                small = self.const(_ARRAY_PACK[fmt], "AP")
+                self.emit(indent + 1, f"if {k} < {_SMALL_ARRAY}: o += {small}[{k}](*{var})")
+                self.emit(indent + 1, f"else: _warray(o, {fmt!r}, {var})")
                 return
             ev = self.var("x")
             self.emit(indent + 1, f"for {ev} in {var}:")
@@ -656,18 +716,39 @@ def codec(name: str, version: int) -> MessageCodec:
     elif name == "ResponseHeader":
         flexible = version >= 1
     gen = _Gen(version, flexible)
+    fields = seg.fields
+    if name == "RequestHeader":
+        # The client id keeps its two-byte length even in the flexible header v2, so that
+        # any broker can read the header of an ApiVersions request of any version.
+        fields = [
+            ("client_id", "legacy_string", *f[2:]) if f[0] == "client_id" else f for f in fields
+        ]
     gen.emit(0, "def _decode(b, p):")
-    gen.dec_struct(seg.fields, 1, "m")
+    gen.emit(1, "lb = len(b)")
+    gen.dec_struct(fields, 1, "m")
     gen.emit(1, "return m, p")
     gen.emit(0, "def _encode(o, m):")
     start = len(gen.lines)
-    gen.enc_struct(seg.fields, 1, "m")
+    gen.enc_struct(fields, 1, "m")
     if len(gen.lines) == start:
         gen.emit(1, "pass")
     ns = gen.compile()
     c = MessageCodec(name, version, flexible, ns["_decode"], ns["_encode"], ns["__source__"])
     _CACHE[key] = c
     return c
+
+
+def message_fields(name: str, version: int) -> list[Field]:
+    """The schema field tuples of a message at a version (all of its segment).
+
+    Each is ``(name, type, versions, nullable, tagged, tag, default, subfields, json_name)``.
+    """
+    return _segment(name, version).fields
+
+
+def field_in_version(field: Field, version: int) -> bool:
+    """Whether the schema field is carried at ``version``."""
+    return _in(field[2], version)
 
 
 def field_names(name: str, version: int) -> list[str]:

@@ -316,4 +316,3 @@ __all__ = [
     "ServerConnection",
     "parse_request_header",
 ]
-

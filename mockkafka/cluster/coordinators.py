@@ -1,0 +1,64 @@
+"""Which broker coordinates a group or a transactional id.
+
+Kafka hashes the key onto a partition of ``__consumer_offsets`` (groups) or
+``__transaction_state`` (transactional ids) and the leader of that partition is the
+coordinator. Here the partition maps onto the sorted broker ids; a stopped coordinator fails
+over to the next running broker, and :meth:`Coordinators.move` pins a key to a broker (the
+fault engine's "move coordinator"). Moving bumps ``epoch`` so subsystems can answer
+NOT_COORDINATOR to requests that reach the old broker.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mockkafka.cluster.state import ClusterState
+
+GROUP = 0
+TRANSACTION = 1
+SHARE = 2
+
+
+def java_string_hash(s: str) -> int:
+    """``String.hashCode()`` of Java, as a signed 32-bit int."""
+    h = 0
+    for ch in s.encode("utf-16-be").decode("utf-16-be"):
+        h = (31 * h + ord(ch)) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def partition_for(key: str, partitions: int) -> int:
+    """Kafka's ``Utils.abs(key.hashCode()) % partitions``."""
+    return (java_string_hash(key) & 0x7FFFFFFF) % partitions
+
+
+class Coordinators:
+    """Coordinator placement for one cluster."""
+
+    def __init__(self, state: ClusterState) -> None:
+        self._state = state
+        self.pinned: dict[tuple[int, str], int] = {}
+        self.epoch = 0
+
+    def coordinator(self, key_type: int, key: str) -> int:
+        """The broker id coordinating ``key`` (-1 when no broker is running)."""
+        st = self._state
+        pinned = self.pinned.get((key_type, key))
+        if pinned is not None and st.brokers[pinned].running:
+            return pinned
+        ids = sorted(st.brokers)
+        n = st.config.offsets_topic_partitions
+        start = partition_for(key, n) % len(ids)
+        for i in range(len(ids)):
+            b = ids[(start + i) % len(ids)]
+            if st.brokers[b].running:
+                return b
+        return -1
+
+    def move(self, key_type: int, key: str, to: int) -> None:
+        """Pin ``key``'s coordinator to broker ``to``."""
+        self._state.broker(to)
+        self.pinned[(key_type, key)] = to
+        self.epoch += 1
+        self._state.notify(("coordinator", key_type, key))

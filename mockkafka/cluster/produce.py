@@ -1,0 +1,96 @@
+"""Appending a produce request's records to a partition leader, with every broker check.
+
+:func:`append_records` is the one path by which records enter a log -- from Produce and from
+the public ``Cluster.produce`` helper alike. It validates the blob (framing, CRC, size
+against ``max.message.bytes``), applies idempotent-producer sequence checks (duplicates are
+acknowledged with their original offsets), asks the transaction subsystem whether a
+transactional batch may be written, appends, and wakes fetchers waiting on the partition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mockkafka.cluster.log import AppendResult
+from mockkafka.cluster.producers import BatchMetadata, check_sequence, record_append
+from mockkafka.cluster.state import ClusterState, Partition, Topic
+from mockkafka.errors import ErrorCode
+from mockkafka.protocol import records as rec
+from mockkafka.protocol.errors import ProtocolError
+
+
+@dataclass(frozen=True, slots=True)
+class ProduceOutcome:
+    """What a partition answers: an error, or the offsets written (or of the duplicate)."""
+
+    error: ErrorCode = ErrorCode.NONE
+    base_offset: int = -1
+    log_append_time: int = -1
+    message: str | None = None
+
+
+def append_records(
+    state: ClusterState,
+    topic: Topic,
+    p: Partition,
+    data: bytes | bytearray | memoryview | None,
+    *,
+    transactional_id: str | None = None,
+) -> ProduceOutcome:
+    """Validate and append ``data`` to ``p`` (whose leader the caller has checked)."""
+    if not data:
+        return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message="empty records")
+    try:
+        batches = rec.split_batches(data, allow_partial=False)
+    except ProtocolError as exc:
+        return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message=str(exc))
+    if not batches:
+        return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message="no record batch")
+    max_bytes = topic.config_int("max.message.bytes")
+    for header, raw in batches:
+        if len(raw) > max_bytes:
+            return ProduceOutcome(
+                ErrorCode.MESSAGE_TOO_LARGE,
+                message=f"batch of {len(raw)} bytes exceeds max.message.bytes={max_bytes}",
+            )
+        if not rec.verify_crc(header, raw):
+            return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message="CRC mismatch")
+    first = batches[0][0]
+    pid = first.producer_id if first.magic >= 2 else -1
+    count = sum(h.last_offset_delta + 1 if h.magic >= 2 else h.records_count for h, _ in batches)
+    if pid >= 0 and first.is_transactional:
+        err = state.transactions.check_produce(p, pid, first.producer_epoch, transactional_id)
+        if err != ErrorCode.NONE:
+            return ProduceOutcome(err)
+    if pid >= 0 and first.base_sequence >= 0:
+        verdict = check_sequence(
+            p.producers.get(pid),
+            producer_epoch=first.producer_epoch,
+            base_sequence=first.base_sequence,
+            record_count=count,
+            transactional=first.is_transactional,
+        )
+        if verdict.duplicate_of is not None:
+            d = verdict.duplicate_of
+            return ProduceOutcome(ErrorCode.NONE, d.base_offset, d.log_append_time)
+        if verdict.error != ErrorCode.NONE:
+            return ProduceOutcome(verdict.error)
+    log_append = topic.config("message.timestamp.type") == "LogAppendTime"
+    try:
+        res: AppendResult = p.log.append(
+            data, leader_epoch=p.leader_epoch, now_ms=state.now_ms(), log_append_time=log_append
+        )
+    except ProtocolError as exc:
+        return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message=str(exc))
+    if pid >= 0 and first.base_sequence >= 0:
+        last_seq = (first.base_sequence + count - 1) % (2**31)
+        record_append(
+            p.producers,
+            producer_id=pid,
+            producer_epoch=first.producer_epoch,
+            meta=BatchMetadata(
+                first.base_sequence, last_seq, res.base_offset, res.last_offset, res.log_append_time
+            ),
+        )
+    state.notify(("partition", p.topic, p.index))
+    return ProduceOutcome(ErrorCode.NONE, res.base_offset, res.log_append_time)

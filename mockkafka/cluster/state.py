@@ -1,0 +1,532 @@
+"""The cluster's state: brokers, topics, partitions with replicas, timers and wake-ups.
+
+Theory of operation
+-------------------
+:class:`ClusterState` is plain synchronous Python owned by one task (the trio loop in
+``server/``); it never blocks and never touches a socket. Handlers read and change it while
+serving a request; test code changes it through the public ``Cluster`` verbs, which run on
+the same loop. Two hooks connect it to the outside:
+
+* :meth:`ClusterState.notify` -- something a parked request may wait for changed (new data
+  in a partition, a group finished rebalancing). The server wakes parked requests waiting on
+  that key.
+* timers -- :meth:`ClusterState.call_at` schedules a callback at a cluster time (session
+  timeouts, transaction timeouts, the initial rebalance delay); the server sleeps until
+  :meth:`next_timer_at` and then calls :meth:`run_timers`.
+
+Time comes from an injected clock (milliseconds since the epoch), so tests can drive it.
+
+Replication is simulated: each partition has a replica list and an ISR over the cluster's
+brokers and a leader with a leader epoch; only the leader accepts produce and fetch. Every
+replica in the ISR is treated as caught up the moment the leader appends.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+import uuid
+from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from mockkafka.cluster.configs import BROKER_DEFAULTS, TOPIC_DEFAULTS, validate_topic_config
+from mockkafka.cluster.log import PartitionLog
+from mockkafka.cluster.producers import ProducerIdInfo, ProducerPartitionState
+from mockkafka.errors import ErrorCode, KafkaApiError
+
+
+class Clock(Protocol):
+    """Source of cluster time in milliseconds since the epoch."""
+
+    def now_ms(self) -> int: ...
+
+
+class SystemClock:
+    """Wall-clock time (the default)."""
+
+    def now_ms(self) -> int:
+        return int(time.time() * 1000)
+
+
+class ManualClock:
+    """A clock that moves only when told to (sans-IO tests of timeouts)."""
+
+    def __init__(self, start_ms: int = 1_700_000_000_000) -> None:
+        self.t = start_ms
+
+    def now_ms(self) -> int:
+        return self.t
+
+    def advance(self, ms: int) -> None:
+        self.t += ms
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterConfig:
+    """Options of a cluster; each has the default a test usually wants.
+
+    ``auto_create_topics`` mirrors ``auto.create.topics.enable`` (off, as recommended for
+    production brokers); ``group_initial_rebalance_delay_ms`` is 0 here (3000 in real Kafka)
+    so a group forms at once.
+    """
+
+    brokers: int = 1
+    auto_create_topics: bool = False
+    default_partitions: int = 1
+    default_replication_factor: int = 1
+    group_initial_rebalance_delay_ms: int = 0
+    group_min_session_timeout_ms: int = 6000
+    group_max_session_timeout_ms: int = 1_800_000
+    transaction_max_timeout_ms: int = 900_000
+    offsets_topic_partitions: int = 50
+    max_request_size: int = 104_857_600
+    cluster_id: str | None = None
+    racks: tuple[str | None, ...] = ()
+    broker_configs: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        from mockkafka.errors import ConfigError
+
+        if self.brokers < 1:
+            raise ConfigError(f"brokers must be at least 1, got {self.brokers}")
+        if self.default_partitions < 1:
+            raise ConfigError(
+                f"default_partitions must be at least 1, got {self.default_partitions}"
+            )
+        if not 1 <= self.default_replication_factor <= self.brokers:
+            raise ConfigError(
+                f"default_replication_factor must be between 1 and brokers={self.brokers}, "
+                f"got {self.default_replication_factor}"
+            )
+        if self.group_initial_rebalance_delay_ms < 0:
+            raise ConfigError("group_initial_rebalance_delay_ms must be >= 0")
+
+
+@dataclass(slots=True)
+class Broker:
+    """One broker of the cluster: where it listens and whether it is running."""
+
+    node_id: int
+    host: str = "127.0.0.1"
+    port: int = 0
+    rack: str | None = None
+    running: bool = True
+    configs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Partition:
+    """One partition: replicas, ISR, leader and leader epoch, and its log."""
+
+    topic: str
+    index: int
+    replicas: list[int]
+    isr: list[int]
+    leader: int
+    leader_epoch: int = 0
+    partition_epoch: int = 0
+    log: PartitionLog = field(default_factory=PartitionLog)
+    # Idempotent producer state kept by the leader: producer_id -> state.
+    producers: dict[int, ProducerPartitionState] = field(default_factory=dict)
+
+    @property
+    def offline_replicas(self) -> list[int]:
+        return []
+
+    def records(self, *, include_control: bool = False) -> list[Any]:
+        """Every record the partition holds, decoded now (for assertions)."""
+        return self.log.records(include_control=include_control)
+
+    @property
+    def high_watermark(self) -> int:
+        return self.log.high_watermark
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.log.log_start_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        return self.log.last_stable_offset
+
+
+@dataclass(slots=True)
+class Topic:
+    """A topic: name, id, partitions and the configs set on it (others take defaults)."""
+
+    name: str
+    topic_id: uuid.UUID
+    partitions: list[Partition]
+    configs: dict[str, str] = field(default_factory=dict)
+    is_internal: bool = False
+
+    def config(self, key: str) -> str:
+        """The effective value of a topic config (set on the topic, else the default)."""
+        return self.configs.get(key, TOPIC_DEFAULTS.get(key, ""))
+
+    def config_int(self, key: str) -> int:
+        return int(self.config(key))
+
+    def partition(self, index: int) -> Partition:
+        """Partition ``index``; raises KafkaApiError UNKNOWN_TOPIC_OR_PARTITION if absent."""
+        if not 0 <= index < len(self.partitions):
+            raise KafkaApiError(
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                f"topic {self.name!r} has {len(self.partitions)} partitions, no {index}",
+            )
+        return self.partitions[index]
+
+
+@dataclass(order=True, slots=True)
+class _Timer:
+    at_ms: int
+    seq: int
+    fn: Callable[[], None] = field(compare=False)
+    cancelled: bool = field(default=False, compare=False)
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+TimerHandle = _Timer
+
+_LEGAL_TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+def topic_name_problem(name: str) -> str | None:
+    """Why ``name`` is not a legal Kafka topic name, or None."""
+    if not name:
+        return "topic name is empty"
+    if name in (".", ".."):
+        return f"topic name cannot be {name!r}"
+    if len(name) > 249:
+        return f"topic name is {len(name)} characters long, the limit is 249"
+    bad = set(name) - _LEGAL_TOPIC_CHARS
+    if bad:
+        return f"topic name {name!r} contains illegal characters {''.join(sorted(bad))!r}"
+    return None
+
+
+class ClusterState:
+    """All broker state of one fake cluster. See the module docstring."""
+
+    def __init__(self, config: ClusterConfig | None = None, *, clock: Clock | None = None) -> None:
+        self.config = config or ClusterConfig()
+        self.clock: Clock = clock or SystemClock()
+        self.cluster_id = self.config.cluster_id or _cluster_id()
+        self.brokers: dict[int, Broker] = {}
+        for i in range(1, self.config.brokers + 1):
+            rack = self.config.racks[i - 1] if i - 1 < len(self.config.racks) else None
+            self.brokers[i] = Broker(node_id=i, rack=rack)
+        self.broker_configs: dict[str, str] = dict(BROKER_DEFAULTS)
+        self.broker_configs["auto.create.topics.enable"] = str(
+            self.config.auto_create_topics
+        ).lower()
+        self.broker_configs["group.initial.rebalance.delay.ms"] = str(
+            self.config.group_initial_rebalance_delay_ms
+        )
+        self.broker_configs.update(self.config.broker_configs)
+        self.controller_id = 1
+        self.topics: dict[str, Topic] = {}
+        self.topics_by_id: dict[uuid.UUID, Topic] = {}
+        self.producer_ids: dict[int, ProducerIdInfo] = {}
+        self._next_producer_id = 1000
+        self._timers: list[_Timer] = []
+        self._timer_seq = itertools.count()
+        self._wakers: list[Callable[[Hashable], None]] = []
+        self._next_assignment = 0
+        # Per-API version caps (cap_api_versions): api key -> max version.
+        self.api_version_caps: dict[int, int] = {}
+        # Extension points for subsystems (fetch sessions, server, faults).
+        self.extensions: dict[str, Any] = {}
+        from mockkafka.cluster.coordinators import Coordinators
+        from mockkafka.cluster.groups import GroupCoordinator
+        from mockkafka.cluster.transactions import TransactionCoordinator
+
+        self.coordinators = Coordinators(self)
+        self.groups = GroupCoordinator(self)
+        self.transactions = TransactionCoordinator(self)
+
+    # -- time, timers and wake-ups ------------------------------------------------------------
+
+    def now_ms(self) -> int:
+        return self.clock.now_ms()
+
+    def call_at(self, at_ms: int, fn: Callable[[], None]) -> TimerHandle:
+        """Run ``fn`` at cluster time ``at_ms`` (or soon after); cancel with ``.cancel()``."""
+        t = _Timer(at_ms, next(self._timer_seq), fn)
+        heapq.heappush(self._timers, t)
+        self.notify(_TIMERS_CHANGED)
+        return t
+
+    def call_later(self, delay_ms: int, fn: Callable[[], None]) -> TimerHandle:
+        return self.call_at(self.now_ms() + delay_ms, fn)
+
+    def next_timer_at(self) -> int | None:
+        """The time of the earliest pending timer, or None."""
+        while self._timers and self._timers[0].cancelled:
+            heapq.heappop(self._timers)
+        return self._timers[0].at_ms if self._timers else None
+
+    def run_timers(self, now_ms: int | None = None) -> int:
+        """Run every timer due at ``now_ms``; returns how many ran."""
+        now = self.now_ms() if now_ms is None else now_ms
+        ran = 0
+        while self._timers and self._timers[0].at_ms <= now:
+            t = heapq.heappop(self._timers)
+            if not t.cancelled:
+                t.fn()
+                ran += 1
+        return ran
+
+    def add_waker(self, fn: Callable[[Hashable], None]) -> None:
+        """Register a callback for :meth:`notify` (the server's wake-up of parked requests)."""
+        self._wakers.append(fn)
+
+    def notify(self, key: Hashable) -> None:
+        """Tell whoever waits on ``key`` that it changed."""
+        for w in self._wakers:
+            w(key)
+
+    # -- brokers ----------------------------------------------------------------------------
+
+    def broker(self, node_id: int) -> Broker:
+        b = self.brokers.get(node_id)
+        if b is None:
+            raise KafkaApiError(
+                ErrorCode.BROKER_NOT_AVAILABLE,
+                f"no broker {node_id}; brokers are {sorted(self.brokers)}",
+            )
+        return b
+
+    def live_brokers(self) -> list[Broker]:
+        return [b for b in self.brokers.values() if b.running]
+
+    # -- topics -----------------------------------------------------------------------------
+
+    def topic(self, name: str) -> Topic:
+        """The topic called ``name``; KafkaApiError UNKNOWN_TOPIC_OR_PARTITION if absent."""
+        t = self.topics.get(name)
+        if t is None:
+            raise KafkaApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no topic {name!r}")
+        return t
+
+    def partition(self, topic: str, index: int) -> Partition:
+        return self.topic(topic).partition(index)
+
+    def iter_partitions(self) -> Iterator[Partition]:
+        for t in self.topics.values():
+            yield from t.partitions
+
+    def _assign_replicas(
+        self, count: int, replication_factor: int, start: int | None = None
+    ) -> list[list[int]]:
+        ids = sorted(self.brokers)
+        n = len(ids)
+        first = self._next_assignment if start is None else start
+        out = []
+        for p in range(count):
+            lead = (first + p) % n
+            out.append([ids[(lead + r) % n] for r in range(replication_factor)])
+        if start is None:
+            self._next_assignment = (first + count) % n
+        return out
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int | None = None,
+        replication_factor: int | None = None,
+        config: dict[str, str] | None = None,
+        *,
+        assignments: list[list[int]] | None = None,
+        topic_id: uuid.UUID | None = None,
+        validate_only: bool = False,
+        internal: bool = False,
+    ) -> Topic:
+        """Create a topic; raises KafkaApiError with the code CreateTopics would answer.
+
+        ``partitions`` / ``replication_factor`` default to the cluster's defaults (-1 also
+        means default, as in CreateTopics). ``assignments`` gives explicit replica lists.
+        """
+        problem = topic_name_problem(name)
+        if problem:
+            raise KafkaApiError(ErrorCode.INVALID_TOPIC_EXCEPTION, problem)
+        if name in self.topics:
+            raise KafkaApiError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        if assignments:
+            if any(len(set(a)) != len(a) or not a for a in assignments):
+                raise KafkaApiError(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT, "duplicate or empty replica list"
+                )
+            for a in assignments:
+                for b in a:
+                    if b not in self.brokers:
+                        raise KafkaApiError(
+                            ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"unknown broker {b}"
+                        )
+            replicas = [list(a) for a in assignments]
+        else:
+            if partitions is None or partitions == -1:
+                partitions = self.config.default_partitions
+            if replication_factor is None or replication_factor == -1:
+                replication_factor = self.config.default_replication_factor
+            if partitions < 1:
+                raise KafkaApiError(
+                    ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0."
+                )
+            if replication_factor < 1:
+                raise KafkaApiError(
+                    ErrorCode.INVALID_REPLICATION_FACTOR,
+                    "Replication factor must be larger than 0.",
+                )
+            if replication_factor > len(self.brokers):
+                raise KafkaApiError(
+                    ErrorCode.INVALID_REPLICATION_FACTOR,
+                    f"Unable to replicate the partition {replication_factor} time(s): "
+                    f"The target replication factor of {replication_factor} cannot be reached "
+                    f"because only {len(self.brokers)} broker(s) are registered.",
+                )
+            replicas = self._assign_replicas(partitions, replication_factor)
+        cfg = dict(config or {})
+        for k, v in cfg.items():
+            p = validate_topic_config(k, v)
+            if p is not None:
+                raise KafkaApiError(ErrorCode.INVALID_CONFIG, p.message)
+        if validate_only:
+            return Topic(name, topic_id or uuid.uuid4(), [], cfg, internal)
+        tid = topic_id or uuid.uuid4()
+        parts = [
+            Partition(topic=name, index=i, replicas=r, isr=list(r), leader=self._pick_leader(r))
+            for i, r in enumerate(replicas)
+        ]
+        t = Topic(name, tid, parts, cfg, internal)
+        self.topics[name] = t
+        self.topics_by_id[tid] = t
+        self.notify(("topics",))
+        return t
+
+    def _pick_leader(self, isr: list[int]) -> int:
+        for b in isr:
+            if self.brokers[b].running:
+                return b
+        return -1
+
+    def delete_topic(self, name: str) -> None:
+        t = self.topic(name)
+        del self.topics[name]
+        self.topics_by_id.pop(t.topic_id, None)
+        for p in t.partitions:
+            self.notify(("partition", name, p.index))
+        self.notify(("topics",))
+
+    def create_partitions(
+        self, name: str, total: int, assignments: list[list[int]] | None = None
+    ) -> None:
+        """Grow topic ``name`` to ``total`` partitions (never shrinks, as in Kafka)."""
+        t = self.topic(name)
+        have = len(t.partitions)
+        if total <= have:
+            raise KafkaApiError(
+                ErrorCode.INVALID_PARTITIONS,
+                f"Topic currently has {have} partitions, which is higher than or equal to "
+                f"the requested {total}.",
+            )
+        rf = len(t.partitions[0].replicas) if t.partitions else 1
+        if assignments:
+            if len(assignments) != total - have:
+                raise KafkaApiError(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                    f"expected {total - have} assignments, got {len(assignments)}",
+                )
+            new = [list(a) for a in assignments]
+        else:
+            new = self._assign_replicas(total - have, rf)
+        for i, r in enumerate(new, start=have):
+            t.partitions.append(
+                Partition(topic=name, index=i, replicas=r, isr=list(r), leader=self._pick_leader(r))
+            )
+        self.notify(("topics",))
+
+    # -- replication verbs ----------------------------------------------------------------------
+
+    def set_leader(self, topic: str, index: int, leader: int) -> Partition:
+        """Make ``leader`` the partition leader (-1: none) and bump the leader epoch."""
+        p = self.partition(topic, index)
+        if leader != -1:
+            self.broker(leader)
+            if leader not in p.replicas:
+                p.replicas.append(leader)
+            if leader not in p.isr:
+                p.isr.append(leader)
+        p.leader = leader
+        p.leader_epoch += 1
+        p.partition_epoch += 1
+        p.log.start_new_epoch(p.leader_epoch)
+        self.notify(("partition", topic, index))
+        self.notify(("topics",))
+        return p
+
+    def set_isr(self, topic: str, index: int, isr: list[int]) -> Partition:
+        p = self.partition(topic, index)
+        for b in isr:
+            self.broker(b)
+        p.isr = list(isr)
+        p.partition_epoch += 1
+        if p.leader not in p.isr:
+            self.set_leader(topic, index, self._pick_leader(p.isr) if p.isr else -1)
+        return p
+
+    def stop_broker(self, node_id: int) -> None:
+        """Mark a broker stopped: its partitions elect a new leader from the ISR if any."""
+        b = self.broker(node_id)
+        b.running = False
+        for p in self.iter_partitions():
+            if node_id in p.isr and len(p.isr) > 1:
+                p.isr.remove(node_id)
+            if p.leader == node_id:
+                self.set_leader(p.topic, p.index, self._pick_leader(p.isr))
+        if self.controller_id == node_id:
+            live = self.live_brokers()
+            self.controller_id = live[0].node_id if live else -1
+        self.notify(("broker", node_id))
+        self.notify(("topics",))
+
+    def start_broker(self, node_id: int) -> None:
+        """Mark a broker running again; it rejoins the ISR of its partitions."""
+        b = self.broker(node_id)
+        b.running = True
+        for p in self.iter_partitions():
+            if node_id in p.replicas and node_id not in p.isr:
+                p.isr.append(node_id)
+            if p.leader == -1 and node_id in p.isr:
+                self.set_leader(p.topic, p.index, node_id)
+        if self.controller_id == -1:
+            self.controller_id = node_id
+        self.notify(("broker", node_id))
+        self.notify(("topics",))
+
+    # -- producers ------------------------------------------------------------------------------
+
+    def allocate_producer_id(self) -> int:
+        pid = self._next_producer_id
+        self._next_producer_id += 1
+        return pid
+
+    # -- api versions ---------------------------------------------------------------------------
+
+    def cap_api_versions(self, caps: dict[int, int]) -> None:
+        """Advertise at most these versions (api key -> max), as an older Kafka would."""
+        self.api_version_caps.update(caps)
+
+
+_TIMERS_CHANGED = ("timers",)
+TIMERS_CHANGED: Hashable = _TIMERS_CHANGED
+
+
+def _cluster_id() -> str:
+    import base64
+
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")

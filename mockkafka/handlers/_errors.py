@@ -1,0 +1,75 @@
+"""Build a response that answers every part of a request with one error code.
+
+Used when the broker refuses a request whole (an internal error, a fault rule's
+``error(...)`` action). The response mirrors the request's structure where the schemas let
+it: each request array (topics, partitions, groups, ...) becomes the matching response
+array, identity fields (names, ids, partition indexes) are copied, and every ``error_code``
+is set. The top-level ``error_code`` is set when the response has one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mockkafka.protocol.apis import Api
+from mockkafka.protocol.codec import Field, Message, field_in_version, message_fields
+
+# Response array name -> request array names it answers, in order of preference.
+_ARRAY_ALIASES = {
+    "responses": ("topic_data", "topics"),
+    "partition_responses": ("partition_data", "partitions"),
+    "results": ("topics", "groups", "resources", "coordinator_keys"),
+    "topics": ("topics", "topic_data"),
+    "partitions": ("partitions", "partition_indexes", "partition_data"),
+    "groups": ("groups", "group_ids", "groups_names"),
+    "coordinators": ("coordinator_keys",),
+}
+
+# Response field -> request field that carries the same identity under another name.
+_ID_ALIASES = {
+    "index": ("index", "partition_index", "partition"),
+    "partition_index": ("partition_index", "partition", "index"),
+    "partition": ("partition", "partition_index", "index"),
+    "name": ("name", "topic"),
+    "topic": ("topic", "name"),
+    "group_id": ("group_id", "key"),
+    "key": ("key",),
+}
+
+
+def build_error_response(api: Api, version: int, request: Message, error: int) -> Message:
+    """The response of ``api`` at ``version`` answering ``request`` with ``error``."""
+    fields = message_fields(api.response_name, version)
+    return _mirror(fields, version, request, int(error))
+
+
+def _mirror(fields: list[Field], version: int, req: Any, error: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for f in fields:
+        name, ftype = f[0], f[1]
+        if not field_in_version(f, version):
+            continue
+        if name == "error_code":
+            out[name] = error
+        elif ftype == "[]struct":
+            src = _find_array(req, name)
+            if src is not None:
+                out[name] = [_mirror(f[7], version, e, error) for e in src]
+        elif isinstance(req, dict):
+            for alias in _ID_ALIASES.get(name, (name,)):
+                if alias in req and not isinstance(req[alias], list | dict):
+                    out[name] = req[alias]
+                    break
+        elif name in _ID_ALIASES and isinstance(req, int | str):
+            out[name] = req  # an array of plain ids (partition indexes, group ids)
+    return out
+
+
+def _find_array(req: Any, name: str) -> list[Any] | None:
+    if not isinstance(req, dict):
+        return None
+    for alias in (name, *_ARRAY_ALIASES.get(name, ())):
+        v = req.get(alias)
+        if isinstance(v, list):
+            return v
+    return None

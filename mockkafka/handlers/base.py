@@ -1,0 +1,149 @@
+"""The handler registry, the request context and the ways a handler can answer.
+
+Each module in ``mockkafka/handlers/`` serves one API and registers it with
+:func:`handler`, stating the versions it serves::
+
+    @handler("Metadata", versions=(0, 13))
+    def handle(ctx: RequestContext, request: Message) -> Result: ...
+
+ApiVersions is built from this registry (capped by ``cluster.api_version_caps``); a version
+without a handler is not advertised. Registering an API twice is an error.
+
+A handler returns one of:
+
+* a response ``dict`` (missing fields take schema defaults);
+* :data:`NO_RESPONSE` -- send nothing (Produce with acks=0);
+* :class:`Park` -- answer later: the server waits until one of ``keys`` is notified by the
+  cluster (``ClusterState.notify``) or ``deadline_ms`` passes, then calls ``resume``, which
+  returns any of these again. Long-polling Fetch and JoinGroup use this.
+
+Handlers never raise for Kafka-level failures; they answer with error codes. Use
+:func:`error_response` to fill every error field of a response with one code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any, Final, Union
+
+from mockkafka.cluster.state import ClusterState
+from mockkafka.protocol.apis import API_BY_NAME, Api
+from mockkafka.protocol.codec import Message
+from mockkafka.protocol.framing import RequestHeader
+
+
+class _NoResponse:
+    def __repr__(self) -> str:
+        return "NO_RESPONSE"
+
+
+NO_RESPONSE: Final = _NoResponse()
+
+
+@dataclass(slots=True)
+class Park:
+    """Answer later: wait for a notified key or the deadline, then call ``resume``."""
+
+    keys: tuple[Hashable, ...]
+    deadline_ms: int
+    resume: Callable[[bool], Result]  # argument: True when the deadline passed
+
+
+Result = Union[Message, _NoResponse, Park]  # noqa: UP007 - used at runtime
+
+
+@dataclass(slots=True)
+class RequestContext:
+    """Everything a handler may look at besides the request body."""
+
+    cluster: ClusterState
+    broker_id: int
+    connection_id: int
+    header: RequestHeader
+    api: Api
+    now_ms: int
+    listener: str = "PLAINTEXT"
+    principal: str = "User:ANONYMOUS"
+    # Per-connection state that outlives one request (fetch sessions, SASL progress).
+    connection_state: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def version(self) -> int:
+        return self.header.api_version
+
+    @property
+    def client_id(self) -> str | None:
+        return self.header.client_id
+
+
+Handler = Callable[[RequestContext, Message], Result]
+
+
+@dataclass(frozen=True, slots=True)
+class HandlerSpec:
+    api: Api
+    min_version: int
+    max_version: int
+    fn: Handler
+
+
+HANDLERS: dict[int, HandlerSpec] = {}
+
+
+def handler(api_name: str, *, versions: tuple[int, int]) -> Callable[[Handler], Handler]:
+    """Register ``fn`` as the handler of ``api_name`` for the inclusive version range."""
+    a = API_BY_NAME[api_name]
+    lo, hi = versions
+    if lo < a.min_version or hi > a.max_version or lo > hi:
+        raise ValueError(
+            f"{api_name} handler versions {lo}-{hi} outside schema range "
+            f"{a.min_version}-{a.max_version}"
+        )
+
+    def register(fn: Handler) -> Handler:
+        if a.key in HANDLERS:
+            raise ValueError(f"{api_name} has two handlers: {HANDLERS[a.key].fn} and {fn}")
+        HANDLERS[a.key] = HandlerSpec(a, lo, hi, fn)
+        return fn
+
+    return register
+
+
+_loaded = False
+
+
+def load_handlers() -> dict[int, HandlerSpec]:
+    """Import every handler module once; returns the registry."""
+    global _loaded
+    if not _loaded:
+        import mockkafka.handlers as pkg
+
+        for info in pkgutil.iter_modules(pkg.__path__):
+            if not info.name.startswith("_") and info.name != "base":
+                importlib.import_module(f"mockkafka.handlers.{info.name}")
+        _loaded = True
+    return HANDLERS
+
+
+def served_versions(cluster: ClusterState) -> dict[int, tuple[int, int]]:
+    """api key -> (min, max) as this cluster advertises them (caps applied)."""
+    out: dict[int, tuple[int, int]] = {}
+    for key, spec in load_handlers().items():
+        hi = min(spec.max_version, cluster.api_version_caps.get(key, spec.max_version))
+        if hi >= spec.min_version:
+            out[key] = (spec.min_version, hi)
+    return dict(sorted(out.items()))
+
+
+def error_response(ctx: RequestContext, request: Message, error: int) -> Message:
+    """A response answering every part of ``request`` with ``error``.
+
+    Mirrors the request's topics/partitions/groups where the response has them, so clients
+    can match results. Used by the fault engine and for requests a broker refuses whole.
+    """
+    from mockkafka.handlers._errors import build_error_response
+
+    return build_error_response(ctx.api, ctx.version, request, int(error))

@@ -1,0 +1,50 @@
+"""FindCoordinator (key 10), versions 0-6.
+
+Group (key type 0), transaction (1) and share (2) keys; batched lookups from v4. The
+coordinator comes from ``cluster/coordinators.py``; COORDINATOR_NOT_AVAILABLE when no broker
+runs, INVALID_REQUEST for an unknown key type.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mockkafka.errors import ErrorCode
+from mockkafka.handlers.base import RequestContext, Result, handler
+from mockkafka.protocol.codec import Message
+
+
+def _lookup(ctx: RequestContext, key_type: int, key: str) -> dict[str, Any]:
+    c = ctx.cluster
+    if key_type not in (0, 1, 2):
+        return {
+            "error_code": ErrorCode.INVALID_REQUEST,
+            "node_id": -1,
+            "host": "",
+            "port": -1,
+            "error_message": f"unknown key type {key_type}",
+        }
+    node = c.coordinators.coordinator(key_type, key)
+    if node < 0:
+        return {
+            "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
+            "node_id": -1,
+            "host": "",
+            "port": -1,
+            "error_message": "no broker is running",
+        }
+    b = c.brokers[node]
+    return {"error_code": 0, "node_id": node, "host": b.host, "port": b.port, "error_message": None}
+
+
+@handler("FindCoordinator", versions=(0, 6))
+def handle(ctx: RequestContext, request: Message) -> Result:
+    key_type = request.get("key_type", 0)
+    if ctx.version >= 4:
+        coords = []
+        for key in request.get("coordinator_keys") or []:
+            r = _lookup(ctx, key_type, key)
+            r["key"] = key
+            coords.append(r)
+        return {"coordinators": coords}
+    return _lookup(ctx, key_type, request.get("key") or "")

@@ -1,0 +1,40 @@
+"""InitProducerId (key 22), versions 0-6.
+
+Idempotent producers (no transactional id) get a fresh producer id at epoch 0; a producer
+that names its current id and epoch (v3+, KIP-360) gets the epoch bumped, so it can reset
+its sequence numbers after an error. Transactional ids are handed to the transaction
+coordinator (``cluster.transactions``).
+"""
+
+from __future__ import annotations
+
+from mockkafka.cluster.producers import ProducerIdInfo
+from mockkafka.errors import ErrorCode
+from mockkafka.handlers.base import RequestContext, Result, handler
+from mockkafka.protocol.codec import Message
+
+MAX_EPOCH = 32767
+
+
+@handler("InitProducerId", versions=(0, 6))
+def handle(ctx: RequestContext, request: Message) -> Result:
+    c = ctx.cluster
+    txn_id = request.get("transactional_id")
+    if txn_id is not None:
+        return c.transactions.init_producer_id(ctx, request)
+    pid = request.get("producer_id", -1)
+    epoch = request.get("producer_epoch", -1)
+    if pid >= 0 and epoch >= 0:
+        info = c.producer_ids.get(pid)
+        if info is None or info.epoch != epoch:
+            return {
+                "error_code": ErrorCode.INVALID_PRODUCER_EPOCH,
+                "producer_id": -1,
+                "producer_epoch": -1,
+            }
+        if info.epoch < MAX_EPOCH - 1:
+            info.epoch += 1
+            return {"error_code": 0, "producer_id": pid, "producer_epoch": info.epoch}
+    new = c.allocate_producer_id()
+    c.producer_ids[new] = ProducerIdInfo(new, 0)
+    return {"error_code": 0, "producer_id": new, "producer_epoch": 0}

@@ -1,0 +1,96 @@
+"""Metadata (key 3), versions 0-13.
+
+Lists the running brokers, the controller, the cluster id and the requested topics (all
+topics for a null list, or an empty one before v1) with partitions, leaders, leader epochs,
+replicas and ISR. Topics may be named by id (v10+). Unknown topics are created when
+auto-creation is on for the cluster and the request allows it (v4+), as a broker with
+``auto.create.topics.enable=true`` does. Not implemented: authorized operations are reported
+as "all" when asked for (no ACLs yet).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mockkafka.errors import ErrorCode, KafkaApiError
+from mockkafka.handlers.base import RequestContext, Result, handler
+from mockkafka.protocol.codec import ZERO_UUID, Message
+
+ALL_OPERATIONS = 0b1111_1111_1000  # READ..IDEMPOTENT_WRITE bits, as Kafka reports for super users
+NOT_REQUESTED = -2147483648
+
+
+@handler("Metadata", versions=(0, 13))
+def handle(ctx: RequestContext, request: Message) -> Result:
+    c = ctx.cluster
+    v = ctx.version
+    requested = request.get("topics")
+    if v == 0 and requested == []:
+        requested = None
+    allow_create = request.get("allow_auto_topic_creation", True) if v >= 4 else True
+    topics_out: list[dict[str, Any]] = []
+    if requested is None:
+        names = [t.name for t in c.topics.values()]
+        entries: list[tuple[str | None, Any]] = [(n, None) for n in names]
+    else:
+        entries = [(t.get("name"), t.get("topic_id")) for t in requested]
+    for name, topic_id in entries:
+        if topic_id is not None and topic_id != ZERO_UUID and not name:
+            topic = c.topics_by_id.get(topic_id)
+            if topic is None:
+                topics_out.append(
+                    {"error_code": ErrorCode.UNKNOWN_TOPIC_ID, "name": None, "topic_id": topic_id}
+                )
+                continue
+        else:
+            topic = c.topics.get(name or "")
+            if topic is None:
+                if c.config.auto_create_topics and allow_create and requested is not None:
+                    try:
+                        topic = c.create_topic(name or "")
+                    except KafkaApiError as exc:
+                        topics_out.append({"error_code": exc.error, "name": name})
+                        continue
+                else:
+                    topics_out.append(
+                        {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": name}
+                    )
+                    continue
+        partitions = []
+        for p in topic.partitions:
+            err = ErrorCode.LEADER_NOT_AVAILABLE if p.leader == -1 else ErrorCode.NONE
+            partitions.append(
+                {
+                    "error_code": err,
+                    "partition_index": p.index,
+                    "leader_id": p.leader,
+                    "leader_epoch": p.leader_epoch,
+                    "replica_nodes": p.replicas,
+                    "isr_nodes": p.isr,
+                    "offline_replicas": [r for r in p.replicas if not c.brokers[r].running],
+                }
+            )
+        topics_out.append(
+            {
+                "error_code": 0,
+                "name": topic.name,
+                "topic_id": topic.topic_id,
+                "is_internal": topic.is_internal,
+                "partitions": partitions,
+                "topic_authorized_operations": ALL_OPERATIONS
+                if request.get("include_topic_authorized_operations")
+                else NOT_REQUESTED,
+            }
+        )
+    return {
+        "brokers": [
+            {"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
+            for b in c.live_brokers()
+        ],
+        "cluster_id": c.cluster_id,
+        "controller_id": c.controller_id,
+        "topics": topics_out,
+        "cluster_authorized_operations": ALL_OPERATIONS
+        if request.get("include_cluster_authorized_operations")
+        else NOT_REQUESTED,
+    }

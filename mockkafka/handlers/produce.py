@@ -1,0 +1,75 @@
+"""Produce (key 0), versions 0-13.
+
+acks 0 (no response), 1 and -1 (all: checks ``min.insync.replicas`` against the ISR);
+every record format; offsets assigned per batch without decoding records; log-append time
+when the topic says so; ``max.message.bytes``; idempotent sequence checks and transactional
+writes (see ``cluster/produce.py``). A partition this broker does not lead answers
+NOT_LEADER_OR_FOLLOWER with the current leader (KIP-951, v10+). Topic ids from v13.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mockkafka.cluster.produce import append_records
+from mockkafka.errors import ErrorCode
+from mockkafka.handlers._common import (
+    current_leader,
+    find_partition,
+    find_topic,
+    leader_error,
+    node_endpoints,
+)
+from mockkafka.handlers.base import NO_RESPONSE, RequestContext, Result, handler
+from mockkafka.protocol.codec import Message
+
+
+@handler("Produce", versions=(0, 13))
+def handle(ctx: RequestContext, request: Message) -> Result:
+    acks = request.get("acks", 1)
+    txn_id = request.get("transactional_id")
+    responses: list[dict[str, Any]] = []
+    leaders: set[int] = set()
+    for td in request.get("topic_data") or []:
+        topic, terr = find_topic(ctx, td.get("name"), td.get("topic_id"))
+        parts: list[dict[str, Any]] = []
+        for pd in td.get("partition_data") or []:
+            idx = pd.get("index", 0)
+            out: dict[str, Any] = {"index": idx, "base_offset": -1, "log_append_time_ms": -1}
+            parts.append(out)
+            if acks not in (-1, 0, 1):
+                out["error_code"] = ErrorCode.INVALID_REQUIRED_ACKS
+                continue
+            if topic is None:
+                out["error_code"] = terr
+                continue
+            p = find_partition(topic, idx)
+            if p is None:
+                out["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            err = leader_error(ctx, p)
+            if err != ErrorCode.NONE:
+                out["error_code"] = err
+                out["current_leader"] = current_leader(p)
+                if p.leader >= 0:
+                    leaders.add(p.leader)
+                continue
+            if acks == -1 and len(p.isr) < topic.config_int("min.insync.replicas"):
+                out["error_code"] = ErrorCode.NOT_ENOUGH_REPLICAS
+                continue
+            res = append_records(ctx.cluster, topic, p, pd.get("records"), transactional_id=txn_id)
+            out["error_code"] = res.error
+            out["base_offset"] = res.base_offset
+            out["log_append_time_ms"] = res.log_append_time
+            out["log_start_offset"] = p.log.log_start_offset
+            if res.message and res.error:
+                out["error_message"] = res.message
+        responses.append(
+            {"name": td.get("name"), "topic_id": td.get("topic_id"), "partition_responses": parts}
+        )
+    if acks == 0:
+        return NO_RESPONSE
+    resp: dict[str, Any] = {"responses": responses}
+    if leaders and ctx.version >= 10:
+        resp["node_endpoints"] = node_endpoints(ctx, leaders)
+    return resp

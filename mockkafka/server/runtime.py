@@ -1,0 +1,369 @@
+"""The trio side: listeners per broker, the connection loop, dispatch and parked requests.
+
+Theory of operation
+-------------------
+:class:`ClusterServer` owns a :class:`~mockkafka.cluster.state.ClusterState` and runs inside
+one trio nursery. Each broker gets a listener on 127.0.0.1 inside its own cancel scope, so
+stopping a broker closes its listener and every connection to it at once. Each connection is
+served by one task that reads bytes into a sans-IO
+:class:`~mockkafka.protocol.framing.ServerConnection` and handles the requests it yields
+strictly in order, one at a time, as Kafka does; a Produce with acks=0 gets no response.
+
+A handler that returns :class:`~mockkafka.handlers.base.Park` (long-poll Fetch, JoinGroup)
+is resumed when the cluster notifies one of its keys or its deadline passes. A timer task
+sleeps until the cluster's next timer and runs it.
+
+An exception raised by handler code is a bug in mockkafka (or in a test's custom fault
+handler): it is kept in :attr:`ClusterServer.errors` -- the public API re-raises it in the
+test -- and the client gets UNKNOWN_SERVER_ERROR, so the test fails loudly and the broker
+keeps serving.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import traceback
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from mockkafka.cluster.state import TIMERS_CHANGED, ClusterState
+from mockkafka.cluster.traffic import Exchange, TrafficLog
+from mockkafka.errors import ErrorCode
+from mockkafka.handlers.base import (
+    NO_RESPONSE,
+    HandlerSpec,
+    Park,
+    RequestContext,
+    error_response,
+    load_handlers,
+    served_versions,
+)
+from mockkafka.protocol.apis import API_VERSIONS_KEY
+from mockkafka.protocol.errors import ProtocolError
+from mockkafka.protocol.framing import NEED_DATA, Request, ServerConnection
+
+log = logging.getLogger("mockkafka.server")
+
+RECEIVE_SIZE = 256 * 1024
+
+
+class CloseConnection(Exception):
+    """Raised inside dispatch to close the connection (after sending ``pending`` bytes)."""
+
+    def __init__(self, reason: str, pending: bytes = b"") -> None:
+        super().__init__(reason)
+        self.pending = pending
+
+
+@dataclass(slots=True)
+class Connection:
+    """One client connection to one broker."""
+
+    id: int
+    broker_id: int
+    stream: trio.SocketStream
+    peer: str
+    state: dict[str, Any] = field(default_factory=dict)
+    # Earliest time (trio clock) the next request may be answered (KIP-219 throttling).
+    muted_until: float = 0.0
+
+
+# A fault hook sees each request before the handler and may answer instead, or change the
+# response. It returns None to let the request through untouched. See faults/.
+FaultHook = Callable[
+    ["ClusterServer", Connection, RequestContext, Request, Exchange], Awaitable[Any]
+]
+
+
+class ClusterServer:
+    """Serves one ClusterState on 127.0.0.1; see the module docstring."""
+
+    def __init__(
+        self,
+        state: ClusterState,
+        *,
+        host: str = "127.0.0.1",
+        ports: dict[int, int] | None = None,
+        traffic: TrafficLog | None = None,
+    ) -> None:
+        self.state = state
+        self.host = host
+        self.ports = dict(ports or {})
+        self.traffic = traffic or TrafficLog()
+        self.errors: list[BaseException] = []
+        self.connections: dict[int, Connection] = {}
+        self._conn_ids = itertools.count(1)
+        self._waiters: dict[Hashable, set[trio.Event]] = {}
+        self._broker_scopes: dict[int, trio.CancelScope] = {}
+        self._nursery: trio.Nursery | None = None
+        self._timer_wake = trio.Event()
+        self.fault_hook: FaultHook | None = None
+        self.handlers = load_handlers()
+        state.add_waker(self._wake)
+        state.extensions["server"] = self
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Start every running broker's listener and serve until cancelled."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            for node_id, broker in self.state.brokers.items():
+                if broker.running:
+                    await nursery.start(self._serve_broker, node_id)
+            nursery.start_soon(self._run_timers)
+            task_status.started()
+
+    async def _serve_broker(
+        self, node_id: int, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        broker = self.state.brokers[node_id]
+        port = self.ports.get(node_id, broker.port)
+        listeners = await trio.open_tcp_listeners(port, host=self.host)
+        bound = listeners[0].socket.getsockname()[1]
+        broker.host = self.host
+        broker.port = bound
+        self.ports[node_id] = bound
+        with trio.CancelScope() as scope:
+            self._broker_scopes[node_id] = scope
+            task_status.started()
+            try:
+                async with trio.open_nursery() as conns:
+                    for listener in listeners:
+                        conns.start_soon(self._accept_loop, listener, node_id, conns)
+            finally:
+                for listener in listeners:
+                    with trio.CancelScope(shield=True):
+                        await listener.aclose()
+        self._broker_scopes.pop(node_id, None)
+
+    async def _accept_loop(
+        self, listener: trio.SocketListener, node_id: int, conns: trio.Nursery
+    ) -> None:
+        while True:
+            stream = await listener.accept()
+            conns.start_soon(self._serve_connection, stream, node_id)
+
+    def stop_broker(self, node_id: int) -> None:
+        """Close a broker's listener and connections (call on the trio thread)."""
+        self.state.stop_broker(node_id)
+        scope = self._broker_scopes.get(node_id)
+        if scope is not None:
+            scope.cancel()
+
+    async def start_broker(self, node_id: int) -> None:
+        """Reopen a stopped broker on its old port."""
+        if node_id in self._broker_scopes:
+            self.state.start_broker(node_id)
+            return
+        assert self._nursery is not None
+        # The old scope may still be unwinding; wait until its listener is closed.
+        await self._nursery.start(self._serve_broker, node_id)
+        self.state.start_broker(node_id)
+
+    # -- wake-ups and timers ------------------------------------------------------------------
+
+    def _wake(self, key: Hashable) -> None:
+        if key == TIMERS_CHANGED:
+            self._timer_wake.set()
+            return
+        events = self._waiters.pop(key, None)
+        if events:
+            for ev in events:
+                ev.set()
+
+    async def _run_timers(self) -> None:
+        while True:
+            nxt = self.state.next_timer_at()
+            self._timer_wake = trio.Event()
+            if nxt is None:
+                await self._timer_wake.wait()
+                continue
+            delay = (nxt - self.state.now_ms()) / 1000.0
+            if delay > 0:
+                with trio.move_on_after(delay):
+                    await self._timer_wake.wait()
+                continue
+            try:
+                self.state.run_timers()
+            except Exception as exc:
+                self._record_error(exc)
+
+    async def wait_for_keys(self, keys: tuple[Hashable, ...], deadline_ms: int) -> bool:
+        """Wait until one of ``keys`` is notified (False) or ``deadline_ms`` passes (True)."""
+        delay = (deadline_ms - self.state.now_ms()) / 1000.0
+        if delay <= 0:
+            return True
+        ev = trio.Event()
+        for k in keys:
+            self._waiters.setdefault(k, set()).add(ev)
+        try:
+            with trio.move_on_after(delay):
+                await ev.wait()
+                return False
+            return True
+        finally:
+            for k in keys:
+                s = self._waiters.get(k)
+                if s is not None:
+                    s.discard(ev)
+                    if not s:
+                        del self._waiters[k]
+
+    # -- connections --------------------------------------------------------------------------
+
+    async def _serve_connection(self, stream: trio.SocketStream, node_id: int) -> None:
+        cid = next(self._conn_ids)
+        try:
+            peer = "{}:{}".format(*stream.socket.getpeername()[:2])
+        except OSError:
+            peer = "?"
+        conn = Connection(cid, node_id, stream, peer)
+        self.connections[cid] = conn
+        codec = ServerConnection(max_frame_size=self.state.config.max_request_size)
+        try:
+            async with stream:
+                while True:
+                    data = await stream.receive_some(RECEIVE_SIZE)
+                    if not data:
+                        return
+                    codec.receive_data(data)
+                    while True:
+                        req = codec.next_event()
+                        if req is NEED_DATA:
+                            break
+                        assert isinstance(req, Request)
+                        try:
+                            out = await self.dispatch(conn, req)
+                        except CloseConnection as close:
+                            if close.pending:
+                                await stream.send_all(close.pending)
+                            log.debug("closing connection %d: %s", cid, close)
+                            return
+                        if out:
+                            await stream.send_all(out)
+        except ProtocolError as exc:
+            log.debug("connection %d from %s: %s; closing", cid, peer, exc)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        finally:
+            self.connections.pop(cid, None)
+
+    async def close_connection(self, conn: Connection) -> None:
+        await conn.stream.aclose()
+
+    # -- dispatch -------------------------------------------------------------------------------
+
+    async def dispatch(self, conn: Connection, req: Request) -> bytes | None:
+        """Handle one request; returns the response frame, or None for no response."""
+        hdr = req.header
+        now = self.state.now_ms()
+        if conn.muted_until:
+            wait = conn.muted_until - trio.current_time()
+            if wait > 0:
+                await trio.sleep(wait)
+            conn.muted_until = 0.0
+        spec = self.handlers.get(hdr.api_key)
+        advertised = served_versions(self.state).get(hdr.api_key)
+        if hdr.api_key == API_VERSIONS_KEY and (
+            req.body is None
+            or advertised is None
+            or not advertised[0] <= hdr.api_version <= advertised[1]
+        ):
+            return self._unsupported_api_versions(req)
+        if req.body is None or spec is None or advertised is None:
+            raise CloseConnection(str(req.error or f"no handler for {req.api_name}"))
+        if not advertised[0] <= hdr.api_version <= advertised[1]:
+            raise CloseConnection(
+                f"{req.api_name} v{hdr.api_version} not served (advertised {advertised})"
+            )
+        ctx = RequestContext(
+            cluster=self.state,
+            broker_id=conn.broker_id,
+            connection_id=conn.id,
+            header=hdr,
+            api=spec.api,
+            now_ms=now,
+            connection_state=conn.state,
+        )
+        ex = self.traffic.start(
+            time_ms=now,
+            broker_id=conn.broker_id,
+            connection_id=conn.id,
+            client_id=hdr.client_id,
+            api=spec.api.name,
+            api_key=hdr.api_key,
+            version=hdr.api_version,
+            correlation_id=hdr.correlation_id,
+            request=req.body,
+        )
+        if self.fault_hook is not None:
+            return await self.fault_hook(self, conn, ctx, req, ex)  # type: ignore[no-any-return]
+        response = await self.run_handler(spec, ctx, req.body)
+        return self.finish(ex, ctx, response)
+
+    async def run_handler(
+        self, spec: HandlerSpec, ctx: RequestContext, body: dict[str, Any]
+    ) -> Any:
+        """Run a handler to completion (following Park), turning bugs into an error reply."""
+        try:
+            result = spec.fn(ctx, body)
+            while isinstance(result, Park):
+                timed_out = await self.wait_for_keys(result.keys, result.deadline_ms)
+                ctx.now_ms = self.state.now_ms()
+                result = result.resume(timed_out)
+        except trio.Cancelled:
+            raise
+        except Exception as exc:
+            self._record_error(exc)
+            return error_response(ctx, body, ErrorCode.UNKNOWN_SERVER_ERROR)
+        return result
+
+    def finish(self, ex: Exchange, ctx: RequestContext, response: Any) -> bytes | None:
+        """Record ``response`` in traffic and encode it (None for NO_RESPONSE)."""
+        ex.response_time_ms = self.state.now_ms()
+        if response is NO_RESPONSE:
+            ex.no_response = True
+            return None
+        ex.response = response
+        return ServerConnection.encode_response(ctx.header, response)
+
+    def _unsupported_api_versions(self, req: Request) -> bytes:
+        body = {
+            "error_code": ErrorCode.UNSUPPORTED_VERSION,
+            "api_keys": [
+                {"api_key": k, "min_version": lo, "max_version": hi}
+                for k, (lo, hi) in served_versions(self.state).items()
+            ],
+        }
+        now = self.state.now_ms()
+        ex = self.traffic.start(
+            time_ms=now,
+            broker_id=0,
+            connection_id=0,
+            client_id=req.header.client_id,
+            api="ApiVersions",
+            api_key=API_VERSIONS_KEY,
+            version=req.header.api_version,
+            correlation_id=req.header.correlation_id,
+            request=req.body,
+        )
+        ex.response = body
+        ex.response_time_ms = now
+        return ServerConnection.encode_response(req.header, body, version=0)
+
+    def _record_error(self, exc: BaseException) -> None:
+        log.error("error inside the broker:\n%s", "".join(traceback.format_exception(exc)))
+        self.errors.append(exc)
+
+
+def deadline_after(state: ClusterState, ms: float) -> int:
+    """Cluster time ``ms`` from now (infinite waits become a day)."""
+    if math.isinf(ms):
+        ms = 86_400_000
+    return state.now_ms() + int(ms)
