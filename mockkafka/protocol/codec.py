@@ -253,10 +253,10 @@ class _Gen:
             "_wuuid": _wuuid,
             "_Truncated": _Truncated,
             "_ZERO_UUID": ZERO_UUID,
-            "_I16": _I16.unpack_from,
-            "_I32": _I32.unpack_from,
-            "_P16": _I16.pack,
-            "_P32": _I32.pack,
+            "_read_i16": _I16.unpack_from,
+            "_read_i32": _I32.unpack_from,
+            "_pack_i16": _I16.pack,
+            "_pack_i32": _I32.pack,
             "_NULL16": _NULL16,
             "_NULL32": _NULL32,
             "_bytes": bytes,
@@ -310,7 +310,7 @@ class _Gen:
             self.dec_uv(indent, var)
             self.emit(indent, f"{var} -= 1")
         else:
-            self.emit(indent, f"{var}, = _I32(b, p)")
+            self.emit(indent, f"{var}, = _read_i32(b, p)")
             self.emit(indent, "p += 4")
 
     def dec_struct(self, fields: list[Field], indent: int, target: str) -> None:
@@ -405,7 +405,7 @@ class _Gen:
             if flex and ftype != "legacy_string":
                 self.dec_count(indent, n, compact=True)
             elif text:
-                self.emit(indent, f"{n}, = _I16(b, p)")
+                self.emit(indent, f"{n}, = _read_i16(b, p)")
                 self.emit(indent, "p += 2")
             else:
                 self.dec_count(indent, n, compact=False)
@@ -563,7 +563,7 @@ class _Gen:
             if compact:
                 self.enc_uv(indent + 1, f"len({e}) + 1")
             else:
-                self.emit(indent + 1, f"o += _P16(len({e}))")
+                self.emit(indent + 1, f"o += _pack_i16(len({e}))")
             self.emit(indent + 1, f"o += {e}")
         elif ftype in ("bytes", "records"):
             if ftype == "bytes" and not is_nullable:
@@ -572,7 +572,7 @@ class _Gen:
             if flex:
                 self.enc_uv(indent + 1, f"len({var}) + 1")
             else:
-                self.emit(indent + 1, f"o += _P32(len({var}))")
+                self.emit(indent + 1, f"o += _pack_i32(len({var}))")
             self.emit(indent + 1, f"o += {var}")
             self.emit(indent, "else:")
             self.emit(indent + 1, f"{'_wcbytes' if flex else '_wbytes'}(o, {var})")
@@ -601,7 +601,7 @@ class _Gen:
             if flex:
                 self.enc_uv(indent + 1, f"{k} + 1")
             else:
-                self.emit(indent + 1, f"o += _P32({k})")
+                self.emit(indent + 1, f"o += _pack_i32({k})")
             if elem in _FIXED:
                 fmt = _FIXED[elem][0]
                 small = self.const(_ARRAY_PACK[fmt], "AP")

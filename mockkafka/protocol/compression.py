@@ -119,7 +119,8 @@ def _snappy_raw_decompress(block: BytesLike, limit: int) -> bytes:
     try:
         out: bytes = snappy.uncompress(bytes(block))
     except Exception as exc:  # python-snappy/cramjam raise several types
-        raise ProtocolError(f"snappy: corrupt raw block ({exc or type(exc).__name__})") from exc
+        detail = str(exc) or str(exc.__cause__ or "") or type(exc).__name__
+        raise ProtocolError(f"snappy: corrupt raw block ({detail})") from exc
     return out
 
 

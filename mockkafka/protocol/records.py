@@ -428,11 +428,15 @@ def verify_crc(header: BatchHeader, raw: BytesLike) -> bool:
 
 
 def _require_crc(header: BatchHeader, raw: memoryview) -> None:
-    if not verify_crc(header, raw):
+    if header.magic >= 2:
+        actual: int = crc32c.crc32c(raw[_V2_ATTR_POS:])
+    else:
+        actual = zlib.crc32(raw[_MAGIC_POS:])
+    if actual != header.crc:
         kind = "record batch" if header.magic >= 2 else "message"
         raise ProtocolError(
             f"CRC mismatch in {kind} at offset {header.base_offset} (magic {header.magic}): "
-            f"stored 0x{header.crc:08x}"
+            f"stored 0x{header.crc:08x}, computed 0x{actual:08x}"
         )
 
 
@@ -515,7 +519,9 @@ def _decode_v2_records(header: BatchHeader, raw: memoryview) -> list[Record]:
                     items.append((hkey, hvalue))
                 headers = tuple(items)
             if pos != end:
-                raise ProtocolError(f"record declares {length} bytes but its fields take more")
+                raise ProtocolError(
+                    f"record length {length} does not match its fields ({pos - end + length} bytes)"
+                )
             records.append(
                 Record(
                     base_offset + offset_delta,
@@ -993,7 +999,42 @@ def encode_batch(
     concatenated. Raises ``ValueError``/``TypeError`` for bad arguments and
     :class:`UnsupportedCodecError` for zstd with magic 0/1.
     """
-    codec = CompressionType(compression)
+    try:
+        return _encode_batch(
+            records,
+            base_offset=base_offset,
+            codec=CompressionType(compression),
+            magic=magic,
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            base_sequence=base_sequence,
+            is_transactional=is_transactional,
+            is_control=is_control,
+            partition_leader_epoch=partition_leader_epoch,
+            timestamp_type=timestamp_type,
+            base_timestamp=base_timestamp,
+            snappy_xerial=snappy_xerial,
+        )
+    except struct.error as exc:
+        raise ValueError(f"a batch field is out of range: {exc}") from exc
+
+
+def _encode_batch(
+    records: Iterable[RecordLike],
+    *,
+    base_offset: int | None,
+    codec: CompressionType,
+    magic: int,
+    producer_id: int,
+    producer_epoch: int,
+    base_sequence: int,
+    is_transactional: bool,
+    is_control: bool,
+    partition_leader_epoch: int,
+    timestamp_type: int,
+    base_timestamp: int | None,
+    snappy_xerial: bool,
+) -> bytes:
     base, entries = _normalize(records, base_offset, base_timestamp)
     if magic == 2:
         attributes = (
@@ -1079,9 +1120,20 @@ def assign_offsets(
     contents and CRCs are not: call :func:`split_batches` with ``check_crc=True`` or
     :func:`decode_batch` first for that.
     """
+    if not 0 <= base_offset <= _INT64_MAX:
+        raise ValueError(f"base_offset {base_offset} is not a valid offset")
+    try:
+        return _assign_offsets(_as_view(raw), base_offset, partition_leader_epoch)
+    except struct.error as exc:
+        raise ValueError(f"offsets from {base_offset} overflow int64: {exc}") from exc
+
+
+def _assign_offsets(
+    data: memoryview, base_offset: int, partition_leader_epoch: int | None
+) -> tuple[bytes, int]:
     out = bytearray()
     next_offset = base_offset
-    for header, view in _walk(_as_view(raw), True):
+    for header, view in _walk(data, True):
         start = len(out)
         if header.magic == 2:
             out += view

@@ -1,0 +1,72 @@
+"""Shared helpers for interop tests: real clients over real sockets on 127.0.0.1.
+
+Other interop test modules import from here, so keep it small and stable:
+
+* ``cluster`` -- a fresh, started ``mockkafka.Cluster(brokers=3)`` per test;
+* :func:`unique` -- a topic/group name no other test (or xdist worker) uses;
+* :func:`wait_until` -- a bounded wait for a condition (count and time);
+* :data:`CODECS` -- the compression codecs every client must round-trip;
+* :func:`keyed_messages` -- ``n`` deterministic (key, value) pairs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+import pytest
+
+import mockkafka
+
+T = TypeVar("T")
+
+CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+
+_counter = itertools.count()
+
+
+def unique(prefix: str = "t") -> str:
+    """A legal, never-reused topic or group name (unique across xdist workers)."""
+    return f"{prefix}-{os.getpid()}-{next(_counter)}-{uuid.uuid4().hex[:6]}"
+
+
+def wait_until(
+    condition: Callable[[], T], *, timeout: float = 10.0, interval: float = 0.02, what: str = ""
+) -> T:
+    """Call ``condition`` until it returns something truthy (returned) or ``timeout`` passes
+    (AssertionError naming ``what``)."""
+    deadline = time.monotonic() + timeout
+    for _ in range(int(timeout / interval) + 2):
+        got = condition()
+        if got:
+            return got
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what or condition!r}")
+
+
+def keyed_messages(n: int, *, tag: str = "") -> list[tuple[bytes, bytes]]:
+    """``n`` (key, value) pairs; keys repeat every 97 so partitioning by key is exercised."""
+    return [(f"key-{i % 97}".encode(), f"{tag}value-{i:06d}".encode()) for i in range(n)]
+
+
+@pytest.fixture
+def cluster() -> Iterator[mockkafka.Cluster]:
+    """A fresh three-broker cluster; broker errors are re-raised at teardown."""
+    with mockkafka.Cluster(brokers=3) as c:
+        yield c
+
+
+def requires_apis(*names: str) -> pytest.MarkDecorator:
+    """Skip (with the reason) until mockkafka has a handler for every API in ``names``."""
+    from mockkafka.handlers.base import load_handlers
+    from mockkafka.protocol.apis import API_BY_NAME
+
+    served = load_handlers()
+    missing = [n for n in names if API_BY_NAME[n].key not in served]
+    return pytest.mark.skipif(bool(missing), reason=f"no handler yet for {', '.join(missing)}")
