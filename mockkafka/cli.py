@@ -17,6 +17,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TextIO
 
 import trio
 
@@ -99,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-async def serve(args: argparse.Namespace, *, out: object = None) -> int:
+async def serve(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     stream = out if out is not None else sys.stdout
     async with open_cluster(
         args.brokers,
@@ -111,7 +112,7 @@ async def serve(args: argparse.Namespace, *, out: object = None) -> int:
         for t in args.topic:
             cluster.create_topic(t.name, t.partitions, t.replication_factor)
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            print(f"bootstrap.servers={cluster.bootstrap_servers}", file=stream, flush=True)  # type: ignore[call-overload]
+            print(f"bootstrap.servers={cluster.bootstrap_servers}", file=stream, flush=True)
             async for _sig in signals:
                 break
         if args.traffic_jsonl:

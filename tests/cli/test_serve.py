@@ -71,7 +71,7 @@ def test_serve_stops_cleanly_on_sigint() -> None:
         assert proc.wait(10) == 0
 
 
-def test_serve_writes_traffic_jsonl_at_exit(tmp_path: "os.PathLike[str]") -> None:
+def test_serve_writes_traffic_jsonl_at_exit(tmp_path: os.PathLike[str]) -> None:
     out = os.path.join(os.fspath(tmp_path), "traffic.jsonl")
     with serving("--traffic-jsonl", out) as (proc, bootstrap):
         p = Producer({"bootstrap.servers": bootstrap})
