@@ -117,8 +117,9 @@ def attempt(fn):
         print("admin:", type(exc).__name__, exc)
 attempt(lambda: a.create_topics([NewTopic("golden-created", 1, 1)]))
 attempt(lambda: a.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "golden")]))
-attempt(lambda: a.list_consumer_groups())
-attempt(lambda: a.describe_consumer_groups(["golden-group"]))
+attempt(lambda: a.list_groups())
+attempt(lambda: a.describe_groups(["golden-group"]))
+attempt(lambda: a.describe_cluster())
 attempt(lambda: a.delete_topics(["golden-created"]))
 a.close()
 c = KafkaConsumer("golden", bootstrap_servers=bs, group_id="golden-group",
@@ -596,6 +597,19 @@ class GoldenBroker:
                 {"error_code": GROUP_ID_NOT_FOUND, "error_message": None, "group_id": g}
                 for g in req["group_ids"]
             ]
+        }
+
+    def _DescribeCluster(self, h: RequestHeader, req: Message) -> Message:
+        return {
+            "error_code": 0,
+            "error_message": None,
+            "endpoint_type": req.get("endpoint_type", 1),
+            "cluster_id": CLUSTER_ID,
+            "controller_id": NODE_ID,
+            "brokers": [
+                {"broker_id": NODE_ID, "host": "127.0.0.1", "port": self.port, "rack": None}
+            ],
+            "cluster_authorized_operations": ALL_OPERATIONS_OMITTED,
         }
 
     def _DeleteTopics(self, h: RequestHeader, req: Message) -> Message:

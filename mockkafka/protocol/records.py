@@ -28,6 +28,18 @@ broker's produce path answers with ``CORRUPT_MESSAGE``.
 every length) into :class:`Record` values; :func:`encode_batch` writes any format with any
 codec; :func:`downconvert` turns stored v2 data into v0/v1 for old Fetch versions.
 
+Broker recipe
+-------------
+Produce: ``split_batches(data, check_crc=True)`` (``ProtocolError`` -> ``CORRUPT_MESSAGE``;
+optionally :func:`decode_batch` on each entry for a deep check), then
+``assign_offsets(data, log_end_offset, partition_leader_epoch=epoch)`` which returns the
+bytes to append and how many offsets they took; :func:`set_log_append_time` if the topic
+uses LogAppendTime. Fetch: walk the stored bytes with :func:`iter_batches` and return whole
+entries whose ``last_offset >= fetch_offset``; for Fetch v0-v3 pass them through
+:func:`downconvert`. Clients write legacy wrappers with offset 0, so decode legacy produce
+data only after :func:`assign_offsets` (before it, v1 inner offsets come out negative, as
+they would for any Kafka reader).
+
 Malformed input raises :class:`~mockkafka.protocol.errors.ProtocolError` (or its subclass
 :class:`~mockkafka.protocol.compression.UnsupportedCodecError`) and never another exception
 type; work is bounded by the input size, never by a count read from the input. Invalid
@@ -66,6 +78,7 @@ __all__ = [
     "Record",
     "RecordLike",
     "TimestampType",
+    "UnsupportedCodecError",
     "assign_offsets",
     "decode_batch",
     "decode_control_record",

@@ -1,0 +1,117 @@
+"""What the plugin remembers about one test's clusters, and how it reports on them.
+
+Every cluster a fixture starts for a test is registered in the test item's
+:class:`TestClusters` (kept in ``item.stash``). The plugin's hooks use it to
+
+* re-raise errors raised inside a broker in the test that caused them (once each);
+* add a compact traffic timeline to the report of a failed test;
+* write the full traffic as JSON lines when ``--kafka-traffic=DIR`` is given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mockkafka import AsyncCluster, BrokerError, Cluster
+from mockkafka.cluster.traffic import Exchange
+
+AnyCluster = Cluster | AsyncCluster
+
+
+@dataclass(slots=True)
+class TrackedCluster:
+    label: str
+    cluster: AnyCluster
+    # Errors of cluster's server already surfaced to the user (a count: errors only grow).
+    reported_errors: int = 0
+
+
+@dataclass(slots=True)
+class TestClusters:
+    """The clusters started for one test item."""
+
+    clusters: list[TrackedCluster] = field(default_factory=list)
+    failed: bool = False
+    written: bool = False
+
+    def add(self, label: str, cluster: AnyCluster) -> TrackedCluster:
+        tracked = TrackedCluster(label, cluster)
+        self.clusters.append(tracked)
+        return tracked
+
+    # -- broker errors ------------------------------------------------------------------------
+
+    def take_broker_errors(self) -> list[BaseException]:
+        """Errors raised inside any broker since the last call (each surfaces once)."""
+        out: list[BaseException] = []
+        for t in self.clusters:
+            errors = list(t.cluster._server.errors)
+            out.extend(errors[t.reported_errors :])
+            t.reported_errors = len(errors)
+        return out
+
+    # -- traffic -------------------------------------------------------------------------------
+
+    def traffic_section(self, last: int, jsonl_hint: str | None) -> str:
+        """The newest ``last`` exchanges of every cluster, one line each."""
+        parts: list[str] = []
+        for t in self.clusters:
+            items = _snapshot(t.cluster)
+            shown = items[-last:] if last > 0 else []
+            head = f"{t.label} ({t.cluster.bootstrap_servers}): {len(items)} exchanges"
+            if len(shown) < len(items):
+                head += f", last {len(shown)} shown"
+            if not t.cluster.traffic.enabled:
+                head += " (traffic recording is off: record_traffic=False)"
+            parts.append(head)
+            parts.extend("  " + ex.summary() for ex in shown)
+        if jsonl_hint:
+            parts.append(jsonl_hint)
+        return "\n".join(parts)
+
+    def write_jsonl(self, directory: Path, nodeid: str) -> list[Path]:
+        """Write each cluster's full traffic to ``directory``; returns the files written."""
+        directory.mkdir(parents=True, exist_ok=True)
+        paths: list[Path] = []
+        base = jsonl_name(nodeid)
+        for i, t in enumerate(self.clusters):
+            path = directory / (f"{base}.jsonl" if i == 0 else f"{base}.{i + 1}.jsonl")
+            items = _snapshot(t.cluster)
+            with path.open("w", encoding="utf-8") as fp:
+                t.cluster.traffic.to_jsonl(fp, items)
+            paths.append(path)
+        return paths
+
+
+def _snapshot(cluster: AnyCluster) -> list[Exchange]:
+    """The traffic log as a list, read on the cluster's loop (it may still be serving)."""
+    return cluster.call(lambda _state: list(cluster.traffic))
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def jsonl_name(nodeid: str) -> str:
+    """A file name for a test id: ``tests/test_a.py::test_b[x]`` -> ``tests_test_a.py_test_b_x``."""
+    name = _UNSAFE.sub("_", nodeid.replace("::", "_")).strip("_") or "test"
+    if len(name) > 150:
+        digest = hashlib.sha1(nodeid.encode()).hexdigest()[:10]
+        name = f"{name[:139]}_{digest}"
+    return name
+
+
+def broker_error(errors: list[BaseException]) -> BrokerError:
+    """A BrokerError for ``errors`` chained to the first, whose traceback pytest shows."""
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more, see the log)" if len(errors) > 1 else ""
+    err = BrokerError(f"error inside the broker during this test{more}: {first!r}")
+    err.__cause__ = first
+    return err
+
+
+def format_broker_errors(errors: list[BaseException]) -> str:
+    return "\n".join("".join(traceback.format_exception(e)) for e in errors)
