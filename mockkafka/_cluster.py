@@ -236,29 +236,31 @@ class _ClusterBase(GroupsVerbs, TransactionsVerbs, FaultsVerbs):
         self._call(lambda: self._state.set_isr(topic, partition, list(to)))
 
     def truncate_log(self, topic: str, partition: int, *, to_offset: int) -> None:
-        """Drop records at and above ``to_offset`` (an unclean election loses data)."""
-
-        def do() -> None:
-            p = self._state.partition(topic, partition)
-            p.log.truncate(to_offset)
-            self._state.set_leader(topic, partition, p.leader)
-
-        self._call(do)
+        """Unclean election: drop records at and above ``to_offset`` (whole batches) and
+        start a new leader epoch, so KIP-320 clients detect the loss."""
+        self._call(lambda: self._state.truncate_log(topic, partition, to_offset))
 
     def delete_records_before(self, topic: str, partition: int, *, offset: int) -> int:
         """Advance the log start offset (retention); returns the new log start offset."""
-
-        def do() -> int:
-            p = self._state.partition(topic, partition)
-            new = p.log.delete_before(offset)
-            self._state.notify(("partition", topic, partition))
-            return new
-
-        return self._call(do)
+        return self._call(lambda: self._state.delete_records_before(topic, partition, offset))
 
     def cap_api_versions(self, caps: dict[str | int, int]) -> None:
-        """Advertise at most these versions, e.g. ``{"Fetch": 11}``, as an older Kafka would."""
-        resolved = {lookup_api(k).key: v for k, v in caps.items()}
+        """Advertise at most these versions, e.g. ``{"Fetch": 11}``, as an older Kafka would.
+
+        Clients see the caps in their next ApiVersions (new connections).
+        """
+        resolved: dict[int, int] = {}
+        for k, v in caps.items():
+            try:
+                a = lookup_api(k)
+            except KeyError:
+                from mockkafka.faults.model import check_api_names
+
+                check_api_names(str(k), "caps")  # raises ConfigError listing the names
+                raise
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ConfigError(f"caps[{k!r}] must be a version >= 0, got {v!r}")
+            resolved[a.key] = v
         self._call(lambda: self._state.cap_api_versions(resolved))
 
     # -- errors ----------------------------------------------------------------------------------
@@ -373,6 +375,8 @@ class Cluster(_ClusterBase):
         trio.from_thread.run(self._server.start_broker, node_id, trio_token=self._token)
 
     def restart_broker(self, node_id: int) -> None:
+        """Stop then start broker ``node_id`` (its connections drop; it comes back on its
+        old port)."""
         self.stop_broker(node_id)
         self.start_broker(node_id)
 
@@ -395,6 +399,10 @@ class AsyncCluster(_ClusterBase):
         self._server.stop_broker(node_id)
 
     async def start_broker(self, node_id: int) -> None:
+        await self._server.start_broker(node_id)
+
+    async def restart_broker(self, node_id: int) -> None:
+        self.stop_broker(node_id)
         await self._server.start_broker(node_id)
 
 

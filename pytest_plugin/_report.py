@@ -69,6 +69,10 @@ class TestClusters:
                 head += " (traffic recording is off: record_traffic=False)"
             parts.append(head)
             parts.extend("  " + ex.summary() for ex in shown)
+            rules = _fault_rules(t.cluster)
+            if rules:
+                parts.append("  fault rules:")
+                parts.extend("    " + r for r in rules)
         if jsonl_hint:
             parts.append(jsonl_hint)
         return "\n".join(parts)
@@ -90,6 +94,14 @@ class TestClusters:
 def _snapshot(cluster: AnyCluster) -> list[Exchange]:
     """The traffic log as a list, read on the cluster's loop (it may still be serving)."""
     return cluster.call(lambda _state: list(cluster.traffic))
+
+
+def _fault_rules(cluster: AnyCluster) -> list[str]:
+    """The cluster's fault rules with how often each fired (none if faults were never used)."""
+    engine = cluster.state.extensions.get("faults")
+    if engine is None:
+        return []
+    return cluster.call(lambda _state: [str(rule) for rule in engine.rules()])
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -114,4 +126,9 @@ def broker_error(errors: list[BaseException]) -> BrokerError:
 
 
 def format_broker_errors(errors: list[BaseException]) -> str:
-    return "\n".join("".join(traceback.format_exception(e)) for e in errors)
+    """Each distinct traceback once, with how often it happened."""
+    counts: dict[str, int] = {}
+    for e in errors:
+        text = "".join(traceback.format_exception(e))
+        counts[text] = counts.get(text, 0) + 1
+    return "\n".join((f"({n} times)\n" if n > 1 else "") + text for text, n in counts.items())

@@ -299,9 +299,9 @@ class GoldenBroker:
         h = req.header
         if req.error is not None or req.body is None:
             if h.api_key == 18:  # ApiVersions of an unknown version: v0 body, error 35
-                body = self._api_versions()
-                body["error_code"] = UNSUPPORTED_VERSION
-                return ServerConnection.encode_response(h, body, version=0)
+                refusal = self._api_versions()
+                refusal["error_code"] = UNSUPPORTED_VERSION
+                return ServerConnection.encode_response(h, refusal, version=0)
             return None
         assert req.api is not None
         handler: Callable[[RequestHeader, Message], Message | None] = getattr(
@@ -464,8 +464,7 @@ class GoldenBroker:
             "host": "127.0.0.1",
             "port": self.port,
             "coordinators": [
-                {"key": k, "node_id": NODE_ID, "host": "127.0.0.1", "port": self.port}
-                for k in keys
+                {"key": k, "node_id": NODE_ID, "host": "127.0.0.1", "port": self.port} for k in keys
             ],
         }
 

@@ -6,11 +6,19 @@ coordinator. Here the partition maps onto the sorted broker ids; a stopped coord
 over to the next running broker, and :meth:`Coordinators.move` pins a key to a broker (the
 fault engine's "move coordinator"). Moving bumps ``epoch`` so subsystems can answer
 NOT_COORDINATOR to requests that reach the old broker.
+
+:meth:`Coordinators.check` is what a group or transaction handler asks first: NONE when this
+broker may serve the key now, else NOT_COORDINATOR (another broker coordinates it),
+COORDINATOR_NOT_AVAILABLE (no broker runs) or COORDINATOR_LOAD_IN_PROGRESS (a simulated
+load, set with :meth:`Coordinators.set_loading`, has not finished -- as after a failover
+while the new coordinator reads ``__consumer_offsets``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from mockkafka.errors import ErrorCode
 
 if TYPE_CHECKING:
     from mockkafka.cluster.state import ClusterState
@@ -40,6 +48,9 @@ class Coordinators:
         self._state = state
         self.pinned: dict[tuple[int, str], int] = {}
         self.epoch = 0
+        # (key type, key) -> cluster time until which its coordinator is still loading;
+        # (key type, None) applies to every key of the type.
+        self.loading_until: dict[tuple[int, str | None], int] = {}
 
     def coordinator(self, key_type: int, key: str) -> int:
         """The broker id coordinating ``key`` (-1 when no broker is running)."""
@@ -62,3 +73,23 @@ class Coordinators:
         self.pinned[(key_type, key)] = to
         self.epoch += 1
         self._state.notify(("coordinator", key_type, key))
+
+    def check(self, key_type: int, key: str, broker_id: int) -> ErrorCode:
+        """NONE when ``broker_id`` may serve ``key`` now; else the error to answer."""
+        node = self.coordinator(key_type, key)
+        if node < 0:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if node != broker_id:
+            return ErrorCode.NOT_COORDINATOR
+        now = self._state.now_ms()
+        for k in ((key_type, key), (key_type, None)):
+            until = self.loading_until.get(k)
+            if until is not None:
+                if now < until:
+                    return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+                del self.loading_until[k]
+        return ErrorCode.NONE
+
+    def set_loading(self, key_type: int, key: str | None, duration_ms: int) -> None:
+        """Answer COORDINATOR_LOAD_IN_PROGRESS for ``key`` (None: every key) for a while."""
+        self.loading_until[(key_type, key)] = self._state.now_ms() + duration_ms

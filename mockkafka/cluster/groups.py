@@ -1,15 +1,387 @@
-"""Consumer group coordinator (classic protocol and KIP-848). To be written (issue #4)."""
+"""The group coordinator: every consumer group of the cluster and its committed offsets.
+
+Theory of operation
+-------------------
+Kafka keeps groups in ``__consumer_offsets`` partitions led by the group's coordinator;
+when the coordinator moves, the new one loads the same groups and offsets. Here the state
+lives once for the whole cluster in :class:`GroupCoordinator` (``state.groups``); which
+broker may *serve* a group is decided by ``state.coordinators`` (see ``coordinators.py``),
+and a request for a group reaching another broker gets NOT_COORDINATOR (or
+COORDINATOR_LOAD_IN_PROGRESS while a simulated load runs). Moving a group's coordinator
+answers its parked requests with NOT_COORDINATOR and restarts member timers, but keeps
+members, generation and offsets -- members rejoin only if something triggers a rebalance.
+
+A group is either a :class:`~mockkafka.cluster.groups_classic.ClassicGroup` (JoinGroup and
+friends) or a :class:`~mockkafka.cluster.groups_consumer.ConsumerGroup` (KIP-848
+ConsumerGroupHeartbeat). An *empty* group of one type turns into the other type when a
+member of the other protocol arrives, keeping its offsets, as Kafka allows. OffsetCommit with
+generation -1 to a group that does not exist creates an empty classic group holding only
+offsets (a "simple" group, as the admin client and ``assign()`` users make).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from mockkafka.cluster.coordinators import GROUP
+from mockkafka.cluster.groups_classic import ClassicGroup, ClassicGroupState
+from mockkafka.cluster.groups_common import Group, OffsetAndMetadata, Pending, group_key
+from mockkafka.cluster.groups_consumer import ConsumerGroup
+from mockkafka.errors import ErrorCode, KafkaApiError
 
 if TYPE_CHECKING:
     from mockkafka.cluster.state import ClusterState
 
+__all__ = [
+    "ClassicGroup",
+    "ConsumerGroup",
+    "GroupCoordinator",
+    "GroupView",
+    "MemberView",
+    "OffsetAndMetadata",
+    "Pending",
+    "group_key",
+]
+
+OFFSET_METADATA_MAX_BYTES = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class MemberView:
+    """A group member as a test sees it (a snapshot).
+
+    ``assignment`` is {topic: [partitions]} -- decoded from the consumer protocol for classic
+    groups (None when the protocol is not ``consumer`` or nothing was assigned yet), the
+    current assignment for KIP-848 groups. ``member_epoch`` is -1 for classic members.
+    """
+
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    assignment: dict[str, list[int]] | None
+    member_epoch: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class GroupView:
+    """A group as a test sees it (a snapshot taken on the cluster loop).
+
+    ``type`` is ``"classic"`` or ``"consumer"`` (KIP-848). ``state`` uses Kafka's names
+    (``Empty``, ``PreparingRebalance``, ``CompletingRebalance``, ``Stable``, ``Dead`` for
+    classic; ``Empty``, ``Assigning``, ``Reconciling``, ``Stable`` for consumer groups).
+    ``generation_id`` is the classic generation or the consumer group epoch. ``rebalances``
+    counts rebalances started (classic) or target assignments computed (consumer).
+    """
+
+    group_id: str
+    type: str
+    state: str
+    generation_id: int
+    protocol_type: str
+    protocol: str | None
+    leader_id: str | None
+    members: tuple[MemberView, ...]
+    offsets: dict[tuple[str, int], OffsetAndMetadata]
+    rebalances: int
+    assignment_epoch: int = -1
+
+    def committed_offsets(self) -> dict[tuple[str, int], int]:
+        """{(topic, partition): committed offset}."""
+        return {k: v.offset for k, v in self.offsets.items()}
+
+    def member(self, member_id: str) -> MemberView:
+        for m in self.members:
+            if m.member_id == member_id:
+                return m
+        raise KeyError(f"group {self.group_id!r} has no member {member_id!r}")
+
+    @property
+    def assignments(self) -> dict[str, dict[str, list[int]] | None]:
+        """{member_id: {topic: [partitions]}}."""
+        return {m.member_id: m.assignment for m in self.members}
+
 
 class GroupCoordinator:
-    """All consumer groups of one cluster."""
+    """All consumer groups of one cluster (see the module docstring)."""
 
     def __init__(self, state: ClusterState) -> None:
         self._state = state
+        self.groups: dict[str, Group] = {}
+
+    # -- lookup --------------------------------------------------------------------------------
+
+    def get(self, group_id: str) -> Group | None:
+        return self.groups.get(group_id)
+
+    def coordinator_error(self, broker_id: int, group_id: str) -> ErrorCode:
+        """NONE when ``broker_id`` may serve ``group_id`` now; else the code to answer."""
+        return self._state.coordinators.check(GROUP, group_id, broker_id)
+
+    def _new_classic(self, group_id: str, offsets: Group | None = None) -> ClassicGroup:
+        g = ClassicGroup(group_id, self._state)
+        if offsets is not None:
+            g.offsets = offsets.offsets
+            offsets.shutdown()
+        self.groups[group_id] = g
+        return g
+
+    def classic_group(self, group_id: str, *, create: bool) -> ClassicGroup | ErrorCode:
+        """The classic group ``group_id`` (an empty consumer group converts)."""
+        g = self.groups.get(group_id)
+        if isinstance(g, ClassicGroup):
+            return g
+        if g is None:
+            return self._new_classic(group_id) if create else ErrorCode.GROUP_ID_NOT_FOUND
+        if g.is_empty() and create:
+            return self._new_classic(group_id, g)
+        return ErrorCode.INCONSISTENT_GROUP_PROTOCOL if create else ErrorCode.UNKNOWN_MEMBER_ID
+
+    def consumer_group(self, group_id: str, *, create: bool) -> ConsumerGroup | ErrorCode:
+        """The KIP-848 group ``group_id`` (an empty classic group converts)."""
+        g = self.groups.get(group_id)
+        if isinstance(g, ConsumerGroup):
+            return g
+        if g is None or (g.is_empty() and create):
+            if not create:
+                return ErrorCode.GROUP_ID_NOT_FOUND
+            new = ConsumerGroup(group_id, self._state)
+            if g is not None:
+                new.offsets = g.offsets
+                g.shutdown()
+            self.groups[group_id] = new
+            return new
+        return ErrorCode.GROUP_ID_NOT_FOUND
+
+    # -- offsets -------------------------------------------------------------------------------
+
+    def validate_offset_commit(
+        self,
+        group_id: str,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id_or_member_epoch: int,
+        *,
+        version: int = 9,
+        transactional: bool = False,
+    ) -> ErrorCode:
+        """May this OffsetCommit (or TxnOffsetCommit) write offsets? Creates a simple group."""
+        g = self.groups.get(group_id)
+        if g is None:
+            if generation_id_or_member_epoch < 0 and not member_id:
+                self._new_classic(group_id)
+                return ErrorCode.NONE
+            if version >= 9 and not transactional:
+                return ErrorCode.GROUP_ID_NOT_FOUND
+            return ErrorCode.ILLEGAL_GENERATION
+        if isinstance(g, ClassicGroup):
+            return g.validate_offset_commit(
+                member_id,
+                group_instance_id,
+                generation_id_or_member_epoch,
+                transactional=transactional,
+            )
+        assert isinstance(g, ConsumerGroup)
+        return g.validate_offset_commit(member_id, generation_id_or_member_epoch)
+
+    def validate_txn_offset_commit(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        group_instance_id: str | None,
+    ) -> ErrorCode:
+        """TxnOffsetCommit v3+ member checks (for the transaction coordinator)."""
+        g = self.groups.get(group_id)
+        if g is None:
+            if generation_id < 0 and not member_id:
+                return ErrorCode.NONE
+            return ErrorCode.ILLEGAL_GENERATION
+        return self.validate_offset_commit(
+            group_id, member_id, group_instance_id, generation_id, transactional=True
+        )
+
+    def commit_error(self, topic: str, partition: int, metadata: str | None) -> ErrorCode:
+        """The per-partition error of committing to ``topic``/``partition`` (NONE if fine)."""
+        t = self._state.topics.get(topic)
+        if t is None or not 0 <= partition < len(t.partitions):
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if metadata is not None and len(metadata.encode()) > OFFSET_METADATA_MAX_BYTES:
+            return ErrorCode.OFFSET_METADATA_TOO_LARGE
+        return ErrorCode.NONE
+
+    def store_committed_offset(
+        self,
+        group_id: str,
+        topic: str,
+        partition: int,
+        offset: int,
+        leader_epoch: int,
+        metadata: str | None,
+    ) -> None:
+        """Store one committed offset (OffsetCommit, and TxnOffsetCommit when it commits)."""
+        g = self.groups.get(group_id)
+        if g is None:
+            g = self._new_classic(group_id)
+        t = self._state.topics.get(topic)
+        g.offsets[(topic, partition)] = OffsetAndMetadata(
+            offset,
+            leader_epoch,
+            metadata,
+            self._state.now_ms(),
+            t.topic_id if t is not None else None,
+        )
+        self._state.notify(("offsets", group_id))
+
+    def committed(self, group_id: str) -> dict[tuple[str, int], OffsetAndMetadata]:
+        """Committed offsets of ``group_id`` (empty when the group does not exist)."""
+        g = self.groups.get(group_id)
+        return dict(g.live_offsets()) if g is not None else {}
+
+    def delete_offsets(
+        self, group_id: str, partitions: Iterable[tuple[str, int]]
+    ) -> tuple[ErrorCode, dict[tuple[str, int], ErrorCode]]:
+        """OffsetDelete: (group error, {(topic, partition): error})."""
+        g = self.groups.get(group_id)
+        if g is None:
+            return ErrorCode.GROUP_ID_NOT_FOUND, {}
+        subscribed = g.subscribed_topics() if not g.is_empty() else set()
+        if subscribed is None:
+            return ErrorCode.NON_EMPTY_GROUP, {}
+        out: dict[tuple[str, int], ErrorCode] = {}
+        for topic, p in partitions:
+            t = self._state.topics.get(topic)
+            if t is None or not 0 <= p < len(t.partitions):
+                out[(topic, p)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            elif topic in subscribed:
+                out[(topic, p)] = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+            else:
+                g.offsets.pop((topic, p), None)
+                out[(topic, p)] = ErrorCode.NONE
+        return ErrorCode.NONE, out
+
+    # -- groups --------------------------------------------------------------------------------
+
+    def delete_group(self, group_id: str) -> ErrorCode:
+        """DeleteGroups for one group."""
+        g = self.groups.get(group_id)
+        if g is None:
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        if not g.is_empty():
+            return ErrorCode.NON_EMPTY_GROUP
+        if isinstance(g, ClassicGroup) and g.state is not ClassicGroupState.EMPTY:
+            return ErrorCode.NON_EMPTY_GROUP
+        g.shutdown()
+        del self.groups[group_id]
+        return ErrorCode.NONE
+
+    def coordinated_by(self, broker_id: int) -> list[Group]:
+        """Groups whose coordinator is ``broker_id`` (what its ListGroups shows)."""
+        coord = self._state.coordinators
+        return [g for gid, g in self.groups.items() if coord.coordinator(GROUP, gid) == broker_id]
+
+    # -- verbs ---------------------------------------------------------------------------------
+
+    def _require(self, group_id: str) -> Group:
+        g = self.groups.get(group_id)
+        if g is None:
+            raise KafkaApiError(
+                ErrorCode.GROUP_ID_NOT_FOUND,
+                f"no group {group_id!r}; groups are {sorted(self.groups)}",
+            )
+        return g
+
+    def trigger_rebalance(self, group_id: str) -> None:
+        """Start a rebalance now, as a membership change would."""
+        g = self._require(group_id)
+        if isinstance(g, (ClassicGroup, ConsumerGroup)):
+            g.trigger_rebalance()
+
+    def expire_member(self, group_id: str, member_id: str) -> None:
+        """Remove a member as if its session timed out."""
+        g = self._require(group_id)
+        if isinstance(g, ClassicGroup):
+            cm = g.members.get(member_id)
+            if cm is not None:
+                g.remove_member(cm)
+                return
+        elif isinstance(g, ConsumerGroup):
+            km = g.members.get(member_id)
+            if km is not None:
+                g.remove_member(km)
+                return
+        raise KafkaApiError(
+            ErrorCode.UNKNOWN_MEMBER_ID,
+            f"group {group_id!r} has no member {member_id!r}; members are "
+            f"{sorted(getattr(g, 'members', {}))}",
+        )
+
+    def move_coordinator(self, group_id: str, to: int) -> None:
+        """Make broker ``to`` the coordinator; the old one answers NOT_COORDINATOR."""
+        self._state.coordinators.move(GROUP, group_id, to)
+        g = self.groups.get(group_id)
+        if g is not None:
+            g.fail_pending(ErrorCode.NOT_COORDINATOR)
+            g.reset_timers()
+
+    # -- views ---------------------------------------------------------------------------------
+
+    def view(self, group_id: str) -> GroupView:
+        g = self._require(group_id)
+        offsets = dict(g.live_offsets())
+        if isinstance(g, ClassicGroup):
+            return GroupView(
+                group_id,
+                "classic",
+                g.state_name,
+                g.generation_id,
+                g.protocol_type or "",
+                g.protocol_name,
+                g.leader_id,
+                tuple(
+                    MemberView(
+                        m.member_id,
+                        m.group_instance_id,
+                        m.client_id,
+                        m.client_host,
+                        m.decoded_assignment() if m.assignment else None,
+                    )
+                    for m in g.members.values()
+                ),
+                offsets,
+                g.rebalances,
+            )
+        assert isinstance(g, ConsumerGroup)
+        return GroupView(
+            group_id,
+            "consumer",
+            g.state_name,
+            g.group_epoch,
+            "consumer",
+            g.assignor_name,
+            None,
+            tuple(
+                MemberView(
+                    m.member_id,
+                    m.instance_id,
+                    m.client_id,
+                    m.client_host,
+                    ConsumerGroup.sorted_assignment(m),
+                    m.member_epoch,
+                )
+                for m in g.members.values()
+            ),
+            offsets,
+            g.rebalances,
+            g.assignment_epoch,
+        )
+
+    def group_ids(self) -> list[str]:
+        return sorted(self.groups)
+
+
+def join_protocols(protocols: Sequence[dict[str, object]]) -> list[tuple[str, bytes]]:
+    """JoinGroup ``protocols`` entries as (name, metadata) pairs."""
+    return [(str(p["name"]), bytes(p["metadata"] or b"")) for p in protocols]  # type: ignore[call-overload]

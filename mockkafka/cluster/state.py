@@ -406,6 +406,7 @@ class ClusterState:
         self.topics[name] = t
         self.topics_by_id[tid] = t
         self.notify(("topics",))
+        self.emit_event("topic_created", topic=name)
         return t
 
     def _pick_leader(self, isr: list[int]) -> int:
@@ -421,6 +422,7 @@ class ClusterState:
         for p in t.partitions:
             self.notify(("partition", name, p.index))
         self.notify(("topics",))
+        self.emit_event("topic_deleted", topic=name)
 
     def create_partitions(
         self, name: str, total: int, assignments: list[list[int]] | None = None
@@ -449,14 +451,34 @@ class ClusterState:
                 Partition(topic=name, index=i, replicas=r, isr=list(r), leader=self._pick_leader(r))
             )
         self.notify(("topics",))
+        self.emit_event("partitions_added", topic=name, total=total)
 
     # -- replication verbs ----------------------------------------------------------------------
+    # Test-facing verbs (``Cluster.move_leader``, ``stop_broker``, ``truncate_log``...) keep
+    # the cluster coherent: every leader change bumps the leader epoch and starts a new
+    # epoch in the log (so OffsetForLeaderEpoch and Fetch's diverging_epoch tell clients
+    # what changed), parked requests on the partition are woken, and a cluster event is
+    # recorded for fault rules waiting with ``after_event``.
+
+    def emit_event(self, name: str, **attrs: Any) -> None:
+        """Record a cluster event for fault rules (``Trigger.after_event``)."""
+        engine = self.extensions.get("faults")
+        if engine is not None:
+            engine.record_event(name, **attrs)
 
     def set_leader(self, topic: str, index: int, leader: int) -> Partition:
-        """Make ``leader`` the partition leader (-1: none) and bump the leader epoch."""
+        """Make ``leader`` the partition leader (-1: none) and bump the leader epoch.
+
+        The new leader joins the replicas and ISR if needed; a stopped broker cannot lead
+        (KafkaApiError BROKER_NOT_AVAILABLE).
+        """
         p = self.partition(topic, index)
         if leader != -1:
-            self.broker(leader)
+            if not self.broker(leader).running:
+                raise KafkaApiError(
+                    ErrorCode.BROKER_NOT_AVAILABLE,
+                    f"broker {leader} is stopped; start it before moving leaders to it",
+                )
             if leader not in p.replicas:
                 p.replicas.append(leader)
             if leader not in p.isr:
@@ -467,17 +489,85 @@ class ClusterState:
         p.log.start_new_epoch(p.leader_epoch)
         self.notify(("partition", topic, index))
         self.notify(("topics",))
+        self.emit_event("leader_moved", topic=topic, partition=index, leader=leader)
         return p
 
     def set_isr(self, topic: str, index: int, isr: list[int]) -> Partition:
+        """Set the in-sync replicas (they join the replicas); the leader moves to the first
+        running ISR member if it is not in the new ISR."""
         p = self.partition(topic, index)
         for b in isr:
             self.broker(b)
-        p.isr = list(isr)
+            if b not in p.replicas:
+                p.replicas.append(b)
+        p.isr = list(dict.fromkeys(isr))
         p.partition_epoch += 1
+        self.emit_event("isr_changed", topic=topic, partition=index, isr=tuple(p.isr))
         if p.leader not in p.isr:
             self.set_leader(topic, index, self._pick_leader(p.isr) if p.isr else -1)
+        else:
+            self.notify(("topics",))
         return p
+
+    def truncate_log(self, topic: str, index: int, to_offset: int) -> Partition:
+        """Unclean leader election: drop every record at or above ``to_offset`` and start a
+        new leader epoch there, so clients learn it via OffsetForLeaderEpoch (KIP-320).
+
+        Producer state for the lost batches is forgotten too (an idempotent producer's next
+        batch is then out of sequence, as in Kafka).
+        """
+        p = self.partition(topic, index)
+        if to_offset < 0:
+            raise KafkaApiError(ErrorCode.OFFSET_OUT_OF_RANGE, f"to_offset {to_offset} < 0")
+        p.log.truncate(to_offset)
+        end = p.log.log_end_offset
+        for pid, st in list(p.producers.items()):
+            kept = [b for b in st.batches if b.last_offset < end]
+            if not kept:
+                del p.producers[pid]
+            elif len(kept) != len(st.batches):
+                st.batches.clear()
+                st.batches.extend(kept)
+        self.set_leader(topic, index, p.leader)
+        self.emit_event("log_truncated", topic=topic, partition=index, offset=end)
+        return p
+
+    def delete_records_before(self, topic: str, index: int, offset: int) -> int:
+        """Retention / DeleteRecords: advance the log start offset; returns the new one.
+
+        Consumers positioned below it get OFFSET_OUT_OF_RANGE (then ``auto.offset.reset``).
+        """
+        p = self.partition(topic, index)
+        new = p.log.delete_before(offset)
+        self.notify(("partition", topic, index))
+        self.emit_event("records_deleted", topic=topic, partition=index, offset=new)
+        return new
+
+    def set_topic_config(self, name: str, configs: dict[str, str | None]) -> Topic:
+        """Set (or with None, reset to default) topic configs; KafkaApiError INVALID_CONFIG."""
+        t = self.topic(name)
+        for k, v in configs.items():
+            if v is None:
+                continue
+            problem = validate_topic_config(k, str(v))
+            if problem is not None:
+                raise KafkaApiError(ErrorCode.INVALID_CONFIG, problem.message)
+        for k, v in configs.items():
+            if v is None:
+                t.configs.pop(k, None)
+            else:
+                t.configs[k] = str(v)
+        self.emit_event("config_changed", topic=name)
+        return t
+
+    def recreate_topic(self, name: str) -> Topic:
+        """Delete topic ``name`` and create it again empty, with the same partitions,
+        replicas and configs but a new topic id (clients using ids see UNKNOWN_TOPIC_ID)."""
+        old = self.topic(name)
+        assignments = [list(p.replicas) for p in old.partitions]
+        configs = dict(old.configs)
+        self.delete_topic(name)
+        return self.create_topic(name, config=configs, assignments=assignments)
 
     def stop_broker(self, node_id: int) -> None:
         """Mark a broker stopped: its partitions elect a new leader from the ISR if any."""
@@ -493,6 +583,7 @@ class ClusterState:
             self.controller_id = live[0].node_id if live else -1
         self.notify(("broker", node_id))
         self.notify(("topics",))
+        self.emit_event("broker_stopped", broker=node_id)
 
     def start_broker(self, node_id: int) -> None:
         """Mark a broker running again; it rejoins the ISR of its partitions."""
@@ -507,6 +598,7 @@ class ClusterState:
             self.controller_id = node_id
         self.notify(("broker", node_id))
         self.notify(("topics",))
+        self.emit_event("broker_started", broker=node_id)
 
     # -- producers ------------------------------------------------------------------------------
 
@@ -520,6 +612,7 @@ class ClusterState:
     def cap_api_versions(self, caps: dict[int, int]) -> None:
         """Advertise at most these versions (api key -> max), as an older Kafka would."""
         self.api_version_caps.update(caps)
+        self.emit_event("api_versions_capped")
 
 
 _TIMERS_CHANGED = ("timers",)

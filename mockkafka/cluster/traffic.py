@@ -2,8 +2,14 @@
 
 Each exchange is an :class:`Exchange` (time, broker, connection, client id, API, version,
 decoded request and response, the fault rules that fired). :class:`TrafficLog` keeps the
-newest ``maxlen`` of them and filters them; ``to_jsonl`` writes them one JSON object per line
-(bytes become ``{"bytes": N}`` summaries, UUIDs strings).
+newest ``maxlen`` of them and filters them; ``to_jsonl`` / ``write_jsonl`` write them one
+JSON object per line (bytes become ``{"bytes": N}`` summaries, UUIDs strings).
+
+The log is written by the cluster's loop and read by tests from any thread: every change
+is signalled on a :class:`threading.Condition`, so :meth:`TrafficLog.wait_for` ("until the
+client sent 3 Metadata requests, at most 5 s") sleeps instead of polling.
+:meth:`TrafficLog.wait_for_async` is the trio flavour (never block the loop that serves the
+cluster with the sync one).
 """
 
 from __future__ import annotations
@@ -11,6 +17,9 @@ from __future__ import annotations
 import base64
 import fnmatch
 import json
+import os
+import threading
+import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -97,6 +106,7 @@ class Exchange:
             "response_time_ms": self.response_time_ms,
             "faults": self.faults,
             "closed_connection": self.closed_connection,
+            "no_response": self.no_response,
         }
 
 
@@ -136,6 +146,7 @@ class TrafficLog:
         self._seq = 0
         self.enabled = enabled
         self.on_record: list[Callable[[Exchange], None]] = []
+        self._cond = threading.Condition()
 
     def start(
         self,
@@ -164,10 +175,22 @@ class TrafficLog:
             request,
         )
         if self.enabled:
-            self._items.append(ex)
+            with self._cond:
+                self._items.append(ex)
+                self._cond.notify_all()
             for cb in self.on_record:
                 cb(ex)
         return ex
+
+    def completed(self, ex: Exchange) -> None:
+        """Signal waiters that ``ex`` got its response (or was closed or parked)."""
+        if self.enabled:
+            with self._cond:
+                self._cond.notify_all()
+
+    def mark(self) -> int:
+        """The newest sequence number: pass it as ``since_seq`` to see only later traffic."""
+        return self._seq
 
     def __len__(self) -> int:
         return len(self._items)
@@ -176,31 +199,45 @@ class TrafficLog:
         return iter(list(self._items))
 
     def clear(self) -> None:
-        self._items.clear()
+        with self._cond:
+            self._items.clear()
 
     def requests(
         self,
-        api: str | None = None,
+        api: str | Iterable[str] | None = None,
         *,
         broker: int | None = None,
         client_id: str | None = None,
         connection: int | None = None,
         version: int | None = None,
         with_error: int | str | None = None,
-        fault: str | None = None,
+        fault: Any = None,
         since_seq: int = 0,
+        answered: bool | None = None,
+        where: Callable[[Exchange], bool] | None = None,
     ) -> list[Exchange]:
-        """Exchanges matching every given filter (``client_id`` takes shell wildcards)."""
+        """Exchanges matching every given filter.
+
+        ``api`` is a name or a list of names; ``client_id`` takes shell wildcards;
+        ``with_error`` an error name or code found anywhere in the response; ``fault`` a rule
+        (or its name) that fired on the exchange; ``answered`` True for exchanges that got a
+        response; ``where`` any predicate.
+        """
+        apis = {api} if isinstance(api, str) else set(api) if api is not None else None
+        if fault is not None and not isinstance(fault, str):
+            fault = fault.name
         err: int | None = None
         if with_error is not None:
             from mockkafka.errors import error_code
 
             err = int(error_code(with_error))
         out = []
-        for ex in self._items:
+        with self._cond:
+            items = list(self._items)
+        for ex in items:
             if ex.seq <= since_seq:
                 continue
-            if api is not None and ex.api != api:
+            if apis is not None and ex.api not in apis:
                 continue
             if broker is not None and ex.broker_id != broker:
                 continue
@@ -214,8 +251,62 @@ class TrafficLog:
                 continue
             if fault is not None and fault not in ex.faults:
                 continue
+            if answered is not None and (ex.response is not None) != answered:
+                continue
+            if where is not None and not where(ex):
+                continue
             out.append(ex)
         return out
+
+    def count(self, api: str | None = None, **filters: Any) -> int:
+        """How many exchanges match (same filters as :meth:`requests`)."""
+        return len(self.requests(api, **filters))
+
+    def wait_for(
+        self, api: str | None = None, *, count: int = 1, timeout: float = 10.0, **filters: Any
+    ) -> list[Exchange]:
+        """Block until at least ``count`` exchanges match (filters as :meth:`requests`);
+        returns them. Raises TimeoutError, with the recent timeline, after ``timeout`` s.
+
+        For a sync ``Cluster`` from the test thread; from trio use :meth:`wait_for_async`.
+        """
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                got = self.requests(api, **filters)
+                if len(got) >= count:
+                    return got
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(
+                        f"saw {len(got)} of {count} {api or 'requests'} matching {filters} "
+                        f"within {timeout} s; recent traffic:\n{self.timeline(20)}"
+                    )
+                self._cond.wait(min(left, 0.5))
+
+    async def wait_for_async(
+        self, api: str | None = None, *, count: int = 1, timeout: float = 10.0, **filters: Any
+    ) -> list[Exchange]:
+        """:meth:`wait_for` for trio code (on the loop that serves the cluster)."""
+        import trio
+
+        with trio.move_on_after(timeout):
+            while True:
+                got = self.requests(api, **filters)
+                if len(got) >= count:
+                    return got
+                await trio.sleep(0.005)
+        got = self.requests(api, **filters)
+        raise TimeoutError(
+            f"saw {len(got)} of {count} {api or 'requests'} matching {filters} within "
+            f"{timeout} s; recent traffic:\n{self.timeline(20)}"
+        )
+
+    def write_jsonl(self, path: str | os.PathLike[str], **filters: Any) -> int:
+        """Write the exchanges matching ``filters`` to ``path`` as JSON lines; returns how
+        many were written."""
+        with open(path, "w", encoding="utf-8") as fp:
+            return self.to_jsonl(fp, self.requests(**filters))
 
     def to_jsonl(self, fp: IO[str], items: Iterable[Exchange] | None = None) -> int:
         """Write exchanges as JSON lines; returns how many were written."""
@@ -227,5 +318,6 @@ class TrafficLog:
 
     def timeline(self, last: int = 50) -> str:
         """A compact multi-line summary of the newest ``last`` exchanges."""
-        items = list(self._items)[-last:]
+        with self._cond:
+            items = list(self._items)[-last:]
         return "\n".join(ex.summary() for ex in items)

@@ -1,0 +1,47 @@
+"""Fault injection: rules (match + trigger + actions) consulted for every request.
+
+Sans-IO: the rule model (:mod:`~mockkafka.faults.model`), the engine deciding which rules
+fire and the fluent builder behind ``cluster.faults`` (:mod:`~mockkafka.faults.engine`), and
+message walkers (:mod:`~mockkafka.faults.inspect`). The server applies the actions
+(``mockkafka/server/faults.py``). See ``docs/faults.md`` for the user's guide.
+"""
+
+from mockkafka.faults.engine import ClusterEvent, FaultEngine, Faults, Rule, engine_of
+from mockkafka.faults.model import (
+    EVENTS,
+    Action,
+    CorruptBatch,
+    CustomHandler,
+    Delay,
+    DropConnection,
+    Error,
+    Match,
+    NeverRespond,
+    Observe,
+    PartialTrailingBatch,
+    RequestInfo,
+    Throttle,
+    Trigger,
+)
+
+__all__ = [
+    "EVENTS",
+    "Action",
+    "ClusterEvent",
+    "CorruptBatch",
+    "CustomHandler",
+    "Delay",
+    "DropConnection",
+    "Error",
+    "FaultEngine",
+    "Faults",
+    "Match",
+    "NeverRespond",
+    "Observe",
+    "PartialTrailingBatch",
+    "RequestInfo",
+    "Rule",
+    "Throttle",
+    "Trigger",
+    "engine_of",
+]

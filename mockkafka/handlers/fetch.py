@@ -5,7 +5,8 @@ in any requested partition or ``max_wait_ms`` passes. ``max_bytes`` bounds the r
 ``partition_max_bytes`` each partition, but the first non-empty partition always gets at
 least one whole batch (KIP-74). Fetch sessions (KIP-227) via ``cluster/fetch_sessions.py``.
 Topic ids from v13. read_committed stops at the last stable offset and lists aborted
-transactions; v0-v3 get message format v0/v1 (down-converted). Leader epochs (KIP-320):
+transactions; v0-v3 get message format v0/v1 (down-converted); zstd data to a Fetch older
+than v10 is UNSUPPORTED_COMPRESSION_TYPE, as in Kafka. Leader epochs (KIP-320):
 FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH, and ``diverging_epoch`` when
 ``last_fetched_epoch`` does not match the log (v12+). Not implemented: follower fetching and
 preferred read replicas (always -1), tiered storage.
@@ -26,8 +27,10 @@ from mockkafka.handlers._common import (
 )
 from mockkafka.handlers.base import Park, RequestContext, Result, handler
 from mockkafka.protocol.codec import Message
+from mockkafka.protocol.compression import UnsupportedCodecError
 
 READ_COMMITTED = 1
+ZSTD = 4
 
 
 def _magic_for(version: int) -> int:
@@ -36,6 +39,11 @@ def _magic_for(version: int) -> int:
     if version <= 3:
         return 1
     return 2
+
+
+def _is_zstd(batch: bytes) -> bool:
+    """Whether ``batch`` is a zstd-compressed v2 batch (attributes low bits)."""
+    return len(batch) > 22 and batch[16] >= 2 and batch[22] & 0x07 == ZSTD
 
 
 def sessions(ctx: RequestContext) -> FetchSessionCache:
@@ -118,7 +126,8 @@ def _read_all(
             "log_start_offset": -1,
             "aborted_transactions": None,
             "preferred_read_replica": -1,
-            "records": None,
+            # Kafka sends empty (never null) records: librdkafka rejects a null set.
+            "records": b"",
         }
         topic, terr = find_topic(ctx, sp.topic, sp.topic_id if use_ids else None)
         p = find_partition(topic, idx) if topic is not None else None
@@ -156,12 +165,21 @@ def _read_all(
                         else log.high_watermark
                     )
                     budget = max_bytes - total
-                    pmax = req.get("partition_max_bytes", 1 << 20)
-                    limit = min(pmax, budget) if total else pmax
-                    if total and budget <= 0:
-                        chunks: list[bytes] = []
-                    else:
-                        chunks = log.read(offset, max(limit, 1), upto=upto, magic=magic)
+                    limit = min(req.get("partition_max_bytes", 1 << 20), budget)
+                    chunks: list[bytes] = []
+                    zstd = False
+                    if not total or budget > 0:
+                        try:
+                            chunks = log.read(offset, max(limit, 1), upto=upto, magic=magic)
+                        except UnsupportedCodecError:
+                            zstd = True
+                    if v < 10 and (zstd or any(_is_zstd(c) for c in chunks)):
+                        # Fetch < v10 predates zstd (KIP-110): Kafka refuses, never converts.
+                        out["error_code"] = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+                        chunks = []
+                    if total and chunks and len(chunks[0]) > limit:
+                        # Only the first partition with data may exceed the limits (KIP-74).
+                        chunks = []
                     size = sum(len(c) for c in chunks)
                     total += size
                     out["records"] = chunks

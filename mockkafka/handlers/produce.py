@@ -3,8 +3,11 @@
 acks 0 (no response), 1 and -1 (all: checks ``min.insync.replicas`` against the ISR);
 every record format; offsets assigned per batch without decoding records; log-append time
 when the topic says so; ``max.message.bytes``; idempotent sequence checks and transactional
-writes (see ``cluster/produce.py``). A partition this broker does not lead answers
-NOT_LEADER_OR_FOLLOWER with the current leader (KIP-951, v10+). Topic ids from v13.
+writes (see ``cluster/produce.py``). As in Kafka, v3+ must carry exactly one v2 batch
+(INVALID_RECORD) and zstd needs v7+ (UNSUPPORTED_COMPRESSION_TYPE). A partition this
+broker does not lead answers NOT_LEADER_OR_FOLLOWER with the current leader (KIP-951,
+v10+). Topic ids from v13. Not implemented: ``timeout_ms`` (replication is instantaneous),
+``message.timestamp.difference.max.ms`` checks, per-record errors (``record_errors``).
 """
 
 from __future__ import annotations
@@ -21,7 +24,11 @@ from mockkafka.handlers._common import (
     node_endpoints,
 )
 from mockkafka.handlers.base import NO_RESPONSE, RequestContext, Result, handler
+from mockkafka.protocol import records as rec
 from mockkafka.protocol.codec import Message
+from mockkafka.protocol.errors import ProtocolError
+
+ZSTD = 4
 
 
 @handler("Produce", versions=(0, 13))
@@ -57,6 +64,10 @@ def handle(ctx: RequestContext, request: Message) -> Result:
             if acks == -1 and len(p.isr) < topic.config_int("min.insync.replicas"):
                 out["error_code"] = ErrorCode.NOT_ENOUGH_REPLICAS
                 continue
+            bad = _format_error(ctx.version, pd.get("records"))
+            if bad is not None:
+                out["error_code"], out["error_message"] = bad
+                continue
             res = append_records(ctx.cluster, topic, p, pd.get("records"), transactional_id=txn_id)
             out["error_code"] = res.error
             out["base_offset"] = res.base_offset
@@ -73,3 +84,30 @@ def handle(ctx: RequestContext, request: Message) -> Result:
     if leaders and ctx.version >= 10:
         resp["node_endpoints"] = node_endpoints(ctx, leaders)
     return resp
+
+
+def _format_error(version: int, records: Any) -> tuple[ErrorCode, str] | None:
+    """Kafka's ``ProduceRequest.validateRecords``: what each request version may carry."""
+    if not records:
+        return None
+    try:
+        batches = [h for h, _raw in rec.iter_batches(records)]
+    except ProtocolError:
+        return None  # append_records answers CORRUPT_MESSAGE (also for no whole batch)
+    if version >= 3:
+        if len(batches) > 1:
+            return (
+                ErrorCode.INVALID_RECORD,
+                "Produce requests with version 3+ must have exactly one record batch",
+            )
+        if batches and batches[0].magic != 2:
+            return (
+                ErrorCode.INVALID_RECORD,
+                "Produce requests with version 3+ must use message format v2",
+            )
+    if version < 7 and any(h.attributes & 0x07 == ZSTD for h in batches):
+        return (
+            ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+            "Produce requests with version < 7 may not use ZStandard compression",
+        )
+    return None

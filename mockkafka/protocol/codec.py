@@ -663,8 +663,8 @@ class MessageCodec:
             data = bytes(data)
         try:
             return self._decode(data, pos)
-        except ProtocolError:
-            raise
+        except ProtocolError as exc:
+            raise ProtocolError(f"malformed {self.name} v{self.version}: {exc}") from None
         except _DECODE_ERRORS as exc:
             raise ProtocolError(
                 f"malformed {self.name} v{self.version}: "

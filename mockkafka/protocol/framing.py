@@ -138,11 +138,10 @@ def parse_request_header(frame: bytes) -> tuple[RequestHeader, int]:
         raise ProtocolError(f"request frame of {len(frame)} bytes is shorter than a header")
     api_key, api_version, correlation_id = _HDR0.unpack_from(frame, 0)
     hv = request_header_version(api_key, api_version)
-    if api_key == API_VERSIONS_KEY and api_key in API_BY_KEY:
+    if api_key == API_VERSIONS_KEY and api_version > API_BY_KEY[api_key].max_version:
         # Unknown ApiVersions versions still have to be answered: read the header as the
         # newest layout, falling back to v1 when that does not parse.
-        if api_version > API_BY_KEY[api_key].max_version:
-            hv = 2
+        hv = 2
     if hv == 0:
         return RequestHeader(api_key, api_version, correlation_id, None), 8
     try:

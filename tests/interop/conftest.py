@@ -70,3 +70,19 @@ def requires_apis(*names: str) -> pytest.MarkDecorator:
     served = load_handlers()
     missing = [n for n in names if API_BY_NAME[n].key not in served]
     return pytest.mark.skipif(bool(missing), reason=f"no handler yet for {', '.join(missing)}")
+
+
+def produced_codecs(cluster: mockkafka.Cluster, topic: str) -> set[str]:
+    """The compression codecs of every batch producers sent to ``topic`` (from traffic)."""
+    from mockkafka.protocol import records as rec
+
+    topic_id = cluster.topic(topic).topic_id
+    out: set[str] = set()
+    for ex in cluster.traffic.requests("Produce"):
+        for td in (ex.request or {}).get("topic_data") or []:
+            if td.get("name") != topic and td.get("topic_id") != topic_id:
+                continue
+            for pd in td.get("partition_data") or []:
+                for header, _raw in rec.iter_batches(pd.get("records") or b""):
+                    out.add(CODECS[header.attributes & 0x07])
+    return out

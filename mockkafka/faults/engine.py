@@ -1,0 +1,451 @@
+"""Rules, the fault engine that decides which fire, and the fluent ``cluster.faults`` API.
+
+Theory of operation
+-------------------
+A :class:`Rule` is a live rule: its :class:`~mockkafka.faults.model.Match`,
+:class:`~mockkafka.faults.model.Trigger` and actions, plus counters (``matched``: requests
+it saw while active; ``fired``: requests it acted on). Rules are built fluently::
+
+    cluster.faults.on("Produce", topic="orders").times(2).error("NOT_LEADER_OR_FOLLOWER")
+
+``on(...)`` makes a rule; trigger methods (``once``, ``times``, ``nth``, ``every_time`` /
+``keep``, ``with_probability``, ``between``, ``for_ms``, ``after``, ``after_event``) shape
+it; the first action method (``error``, ``delay``, ``throttle``, ``drop_connection``,
+``never_respond``, ``partial_trailing_batch``, ``corrupt_batch``, ``handler``,
+``observe``) adds it to the cluster, and further action methods chain more actions. So put
+trigger methods before the first action.
+
+:class:`FaultEngine` lives in the cluster state (``state.extensions["faults"]``) and is
+consulted for every request by the server: :meth:`FaultEngine.candidates` lists the active
+rules whose match fits; :meth:`FaultEngine.decide` applies a rule's trigger (counts the
+match, draws the seeded probability) and says whether it fires. Rules whose actions edit
+record data are decided only for responses that carry such data, so ``once()`` means "the
+first fetch that returns records". A rule stays listed after it is used up (so a test can
+read ``fired``) until removed or cleared. Time is cluster time (milliseconds), so a
+manual clock drives windows in sans-IO tests.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
+
+from mockkafka.errors import ConfigError, ErrorCode
+from mockkafka.faults.model import (
+    EVENTS,
+    Action,
+    CorruptBatch,
+    CustomHandler,
+    Delay,
+    DropConnection,
+    Error,
+    ErrorLevel,
+    Match,
+    NeverRespond,
+    Observe,
+    PartialTrailingBatch,
+    RequestInfo,
+    Throttle,
+    Trigger,
+    check_count,
+)
+
+T = TypeVar("T")
+
+_rule_ids = itertools.count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEvent:
+    """Something a cluster verb did (``broker_stopped`` with ``broker=1``, ...)."""
+
+    name: str
+    time_ms: int
+    attrs: tuple[tuple[str, Any], ...] = ()
+
+    def matches(self, name: str, flt: tuple[tuple[str, Any], ...]) -> bool:
+        if name != self.name:
+            return False
+        mine = dict(self.attrs)
+        return all(mine.get(k) == v for k, v in flt)
+
+
+class Rule:
+    """One fault rule; see the module docstring. ``repr`` is valid Python."""
+
+    def __init__(
+        self,
+        match: Match | None = None,
+        trigger: Trigger | None = None,
+        actions: Iterable[Action] = (),
+        name: str | None = None,
+    ) -> None:
+        self.id = next(_rule_ids)
+        self.name = name or f"rule-{self.id}"
+        self.match = match or Match()
+        self.trigger = trigger or Trigger()
+        self.actions: tuple[Action, ...] = tuple(actions)
+        self.matched = 0
+        self.fired = 0
+        self.created_ms: int | None = None
+        self.last_fired_ms: int | None = None
+        self._rng: random.Random | None = None
+        self._times_set = False
+        self._install: Callable[[Rule], None] | None = None
+        self._remove: Callable[[Rule], None] | None = None
+        self.installed = False
+
+    # -- identity and display ---------------------------------------------------------------
+
+    @property
+    def spec(self) -> tuple[Match, Trigger, tuple[Action, ...], str]:
+        """What the rule is, without its counters (equal for a rule and its repr's eval)."""
+        return (self.match, self.trigger, self.actions, self.name)
+
+    def __repr__(self) -> str:
+        return (
+            f"Rule(match={self.match!r}, trigger={self.trigger!r}, "
+            f"actions={self.actions!r}, name={self.name!r})"
+        )
+
+    def __str__(self) -> str:
+        return f"{self.name} (fired {self.fired}x, matched {self.matched}x): {self!r}"
+
+    @property
+    def exhausted(self) -> bool:
+        """True once the trigger can never fire again."""
+        t = self.trigger
+        if t.nth is not None:
+            return self.matched >= t.nth
+        return t.times is not None and self.fired >= t.times
+
+    @property
+    def needs_data(self) -> bool:
+        return bool(self.actions) and all(a.needs_data for a in self.actions)
+
+    @property
+    def replaces_response(self) -> bool:
+        return any(a.replaces_response for a in self.actions)
+
+    # -- triggers -------------------------------------------------------------------------
+
+    def _set(self, **changes: Any) -> Rule:
+        self.trigger = replace(self.trigger, **changes)
+        return self
+
+    def named(self, name: str) -> Rule:
+        """Give the rule a name (shown in traffic as the fault that fired)."""
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"name must be a non-empty string, got {name!r}")
+        self.name = name
+        return self
+
+    def once(self) -> Rule:
+        """Fire on the first match only (the default)."""
+        self._times_set = True
+        return self._set(times=1, nth=None)
+
+    def times(self, n: int) -> Rule:
+        """Fire on the first ``n`` matches."""
+        self._times_set = True
+        return self._set(times=check_count(n, "n"), nth=None)
+
+    def nth(self, n: int) -> Rule:
+        """Fire only on the ``n``-th match (1 is the first)."""
+        self._times_set = True
+        return self._set(nth=check_count(n, "n"), times=None)
+
+    def every_time(self) -> Rule:
+        """Fire on every match until removed."""
+        self._times_set = True
+        return self._set(times=None, nth=None)
+
+    keep = every_time
+
+    def with_probability(self, p: float, *, seed: int | None = None) -> Rule:
+        """Fire on each match with probability ``p``, drawn from ``random.Random(seed)``.
+
+        Unless ``times``/``once``/``nth`` was given, this rule fires on every match it
+        draws (not just the first).
+        """
+        self._set(probability=p, seed=seed)
+        self._rng = None
+        if not self._times_set:
+            self._set(times=None)
+        return self
+
+    def between(self, start_ms: int, end_ms: int | None = None) -> Rule:
+        """Only from ``start_ms`` to ``end_ms`` after the rule is added (every match in the
+        window fires unless a count was given)."""
+        self._set(start_ms=start_ms, end_ms=end_ms)
+        if not self._times_set:
+            self._set(times=None)
+        return self
+
+    def for_ms(self, ms: int) -> Rule:
+        """Only during the first ``ms`` after the rule is added."""
+        return self.between(0, ms)
+
+    def after(self, other: Rule | str) -> Rule:
+        """Only once rule ``other`` has fired."""
+        name = other.name if isinstance(other, Rule) else other
+        if not isinstance(name, str):
+            raise ConfigError(f"other must be a Rule or a rule name, got {other!r}")
+        return self._set(after_rule=name)
+
+    def after_event(self, event: str, **attrs: Any) -> Rule:
+        """Only after a cluster event, e.g. ``after_event("broker_stopped", broker=1)``."""
+        if event not in EVENTS:
+            raise ConfigError(f"event={event!r} is not a cluster event; valid: {', '.join(EVENTS)}")
+        return self._set(after_event=event, event_filter=tuple(sorted(attrs.items())))
+
+    # -- actions ----------------------------------------------------------------------------
+
+    def then(self, action: Action) -> Rule:
+        """Add an action (and the rule to its cluster, if not yet added)."""
+        if not isinstance(action, Action):
+            raise ConfigError(f"action must be a mockkafka.faults action, got {action!r}")
+        self.actions = (*self.actions, action)
+        if not self.installed and self._install is not None:
+            self._install(self)
+        return self
+
+    def error(self, code: ErrorCode | int | str, *, level: ErrorLevel = "auto") -> Rule:
+        """Answer with Kafka error ``code`` (see :class:`~mockkafka.faults.model.Error`)."""
+        return self.then(Error(code, level))  # type: ignore[arg-type]
+
+    def delay(self, *, ms: int, before_processing: bool = False) -> Rule:
+        return self.then(Delay(ms, before_processing))
+
+    def throttle(self, *, ms: int) -> Rule:
+        return self.then(Throttle(ms))
+
+    def drop_connection(self, *, after_processing: bool = False) -> Rule:
+        return self.then(DropConnection(after_processing))
+
+    def never_respond(self) -> Rule:
+        return self.then(NeverRespond())
+
+    def partial_trailing_batch(self) -> Rule:
+        return self.then(PartialTrailingBatch())
+
+    def corrupt_batch(self) -> Rule:
+        return self.then(CorruptBatch())
+
+    def handler(self, fn: Callable[[dict[str, Any], Any], Any]) -> Rule:
+        """``fn(request, ctx)`` answers instead of the broker (None: let it through)."""
+        return self.then(CustomHandler(fn))
+
+    def observe(self) -> Rule:
+        return self.then(Observe())
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def remove(self) -> None:
+        """Take the rule out of its cluster (its counters stay readable)."""
+        if self._remove is not None:
+            self._remove(self)
+
+    def wait_fired(self, count: int = 1, *, timeout: float = 10.0) -> int:
+        """Block (sync clusters) until the rule fired ``count`` times; returns ``fired``.
+
+        Raises TimeoutError after ``timeout`` seconds.
+        """
+        deadline = time.monotonic() + timeout
+        while self.fired < count:
+            if time.monotonic() >= deadline:
+                raise TimeoutError(
+                    f"{self.name} fired {self.fired} of {count} times within {timeout} s"
+                )
+            time.sleep(0.005)
+        return self.fired
+
+
+class FaultEngine:
+    """Decides which rules fire for a request. Sans-IO; see the module docstring."""
+
+    def __init__(self, clock: Callable[[], int]) -> None:
+        self._clock = clock
+        self._rules: list[Rule] = []
+        self.events: list[ClusterEvent] = []
+
+    def __bool__(self) -> bool:
+        return bool(self._rules)
+
+    def rules(self) -> list[Rule]:
+        """Every rule added and not removed, in the order added (used-up ones included)."""
+        return list(self._rules)
+
+    def add(self, rule: Rule) -> Rule:
+        if rule.created_ms is None:
+            rule.created_ms = self._clock()
+        rule.installed = True
+        if rule not in self._rules:
+            self._rules.append(rule)
+        return rule
+
+    def remove(self, rule: Rule | str) -> None:
+        for r in list(self._rules):
+            if r is rule or r.name == rule:
+                self._rules.remove(r)
+                r.installed = False
+                return
+        raise ConfigError(f"no rule {rule!r}; rules are {[r.name for r in self._rules]}")
+
+    def clear(self) -> None:
+        for r in self._rules:
+            r.installed = False
+        self._rules.clear()
+
+    def record_event(self, name: str, **attrs: Any) -> None:
+        """A cluster verb happened (rules waiting for it with ``after_event`` may start)."""
+        self.events.append(ClusterEvent(name, self._clock(), tuple(sorted(attrs.items()))))
+        if len(self.events) > 10_000:
+            del self.events[:5_000]
+
+    def _active(self, rule: Rule, now: int) -> bool:
+        if not rule.actions or rule.exhausted:
+            return False
+        t = rule.trigger
+        created = rule.created_ms if rule.created_ms is not None else now
+        if t.start_ms is not None and now < created + t.start_ms:
+            return False
+        if t.end_ms is not None and now > created + t.end_ms:
+            return False
+        if t.after_rule is not None and not any(
+            r.name == t.after_rule and r.fired for r in self._rules
+        ):
+            return False
+        return not (
+            t.after_event is not None
+            and not any(
+                e.time_ms >= created and e.matches(t.after_event, t.event_filter)
+                for e in self.events
+            )
+        )
+
+    def candidates(self, info: RequestInfo) -> list[Rule]:
+        """Active rules whose match fits ``info``, in the order they were added."""
+        if not self._rules:
+            return []
+        now = self._clock()
+        return [r for r in self._rules if self._active(r, now) and r.match.matches(info)]
+
+    def select(self, info: RequestInfo) -> tuple[list[Rule], list[Rule]]:
+        """The rules that fire for a request, and the data-editing candidates to decide
+        once the response is known. Only the first response-replacing rule that fires is
+        used; later ones are not consulted (their counters do not move)."""
+        fired: list[Rule] = []
+        deferred: list[Rule] = []
+        replacing = False
+        for rule in self.candidates(info):
+            if rule.needs_data:
+                deferred.append(rule)
+            elif not (rule.replaces_response and replacing) and self.decide(rule):
+                fired.append(rule)
+                replacing = replacing or rule.replaces_response
+        return fired, deferred
+
+    def decide(self, rule: Rule) -> bool:
+        """Count one match for ``rule`` and say whether it fires (updates ``fired``)."""
+        t = rule.trigger
+        rule.matched += 1
+        if t.nth is not None:
+            fire = rule.matched == t.nth
+        else:
+            fire = t.times is None or rule.fired < t.times
+        if t.probability is not None:
+            if rule._rng is None:
+                rule._rng = random.Random(t.seed)
+            draw = rule._rng.random()
+            fire = fire and draw < t.probability
+        if fire:
+            rule.fired += 1
+            rule.last_fired_ms = self._clock()
+        return fire
+
+
+class Faults:
+    """``cluster.faults``: make, list and remove rules on a cluster.
+
+    ``run`` executes a function on the loop that owns the cluster (the sync ``Cluster``
+    hops threads; sans-IO callers pass ``lambda f: f()``).
+    """
+
+    def __init__(self, engine: FaultEngine, run: Callable[[Callable[[], Any]], Any]) -> None:
+        self.engine = engine
+        self._run = run
+
+    def on(
+        self,
+        api: str | Iterable[str] = "*",
+        *,
+        versions: int | tuple[int, int] | None = None,
+        broker: int | Iterable[int] | None = None,
+        topic: str | None = None,
+        partition: int | Iterable[int] | None = None,
+        group: str | None = None,
+        transactional_id: str | None = None,
+        client_id: str | None = None,
+        connection: int | None = None,
+    ) -> Rule:
+        """A new rule for requests matching every given argument (see :class:`Match`).
+
+        It is added to the cluster by its first action method.
+        """
+        m = Match(
+            api=api,  # type: ignore[arg-type]
+            versions=versions,  # type: ignore[arg-type]
+            broker=broker,  # type: ignore[arg-type]
+            topic=topic,
+            partition=partition,  # type: ignore[arg-type]
+            group=group,
+            transactional_id=transactional_id,
+            client_id=client_id,
+            connection=connection,
+        )
+        rule = Rule(m)
+        self.attach(rule)
+        return rule
+
+    def attach(self, rule: Rule) -> Rule:
+        """Let ``rule`` add itself here on its first action (used by ``on``)."""
+        rule._install = lambda r: self._run(lambda: self.engine.add(r))
+        rule._remove = lambda r: self._run(lambda: self.engine.remove(r))
+        return rule
+
+    def add(self, rule: Rule) -> Rule:
+        """Add a ready-made rule (e.g. one pasted from a repr)."""
+        self.attach(rule)
+        self._run(lambda: self.engine.add(rule))
+        return rule
+
+    def rules(self) -> list[Rule]:
+        return self._run(self.engine.rules)  # type: ignore[no-any-return]
+
+    def remove(self, rule: Rule | str) -> None:
+        self._run(lambda: self.engine.remove(rule))
+
+    def clear(self) -> None:
+        """Remove every rule."""
+        self._run(self.engine.clear)
+
+    @property
+    def events(self) -> list[ClusterEvent]:
+        """Cluster events recorded so far (what ``after_event`` triggers wait for)."""
+        return self._run(lambda: list(self.engine.events))  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        return f"<Faults: {len(self.engine.rules())} rules>"
+
+
+def engine_of(state: Any) -> FaultEngine:
+    """The fault engine of a ClusterState (created on first use)."""
+    eng = state.extensions.get("faults")
+    if eng is None:
+        eng = state.extensions["faults"] = FaultEngine(state.now_ms)
+    return eng  # type: ignore[no-any-return]

@@ -1,0 +1,283 @@
+"""Reading and editing decoded messages for the fault engine (sans-IO).
+
+Requests and responses of the partition-level APIs share a shape: an array of topics (named
+``topics``, ``topic_data``, ``responses``...), each with a name or topic id and an array of
+partitions (``partitions``, ``partition_data``, ``partition_indexes``...) keyed by a
+partition index. This module walks that shape generically, so one piece of code serves
+Produce, Fetch, ListOffsets, OffsetCommit, OffsetFetch, OffsetForLeaderEpoch, Metadata...:
+
+* :func:`request_info` -- the facts a rule matches on (topics, partitions, groups, ...);
+* :func:`split_request` -- the request without the partitions a rule claims;
+* :func:`partition_entries` -- every (topic, index, entry) of a response, for editing;
+* :func:`cut_trailing_batch` / :func:`corrupt_first_batch` -- record data edits.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from mockkafka.faults.model import RequestInfo
+from mockkafka.protocol import records as rec
+
+TOPIC_ARRAYS = ("topics", "topic_data", "responses", "results")
+PARTITION_ARRAYS = ("partitions", "partition_data", "partition_indexes", "partition_responses")
+PARTITION_KEYS = ("partition_index", "index", "partition")
+TOPIC_KEYS = ("name", "topic")
+
+TopicResolver = Callable[[uuid.UUID], str | None]
+
+
+def _topic_name(entry: dict[str, Any], resolve: TopicResolver | None) -> str | None:
+    for k in TOPIC_KEYS:
+        v = entry.get(k)
+        if isinstance(v, str) and v:
+            return v
+    tid = entry.get("topic_id")
+    if isinstance(tid, uuid.UUID) and tid.int and resolve is not None:
+        return resolve(tid)
+    return None
+
+
+def _partition_index(p: Any) -> int | None:
+    if isinstance(p, int) and not isinstance(p, bool):
+        return p
+    if isinstance(p, dict):
+        for k in PARTITION_KEYS:
+            v = p.get(k)
+            if isinstance(v, int):
+                return v
+    return None
+
+
+def _partition_array(entry: dict[str, Any]) -> tuple[str, list[Any]] | None:
+    for k in PARTITION_ARRAYS:
+        v = entry.get(k)
+        if isinstance(v, list):
+            return k, v
+    return None
+
+
+def _topic_arrays(msg: Any) -> Iterator[list[Any]]:
+    """Every topic array in ``msg``, also nested (OffsetFetch v8 groups[].topics)."""
+    if isinstance(msg, dict):
+        for k, v in msg.items():
+            if isinstance(v, list):
+                if k in TOPIC_ARRAYS and any(
+                    isinstance(e, dict) and _partition_array(e) is not None for e in v
+                ):
+                    yield v
+                else:
+                    for e in v:
+                        yield from _topic_arrays(e)
+    elif isinstance(msg, list):
+        for e in msg:
+            yield from _topic_arrays(e)
+
+
+def partition_entries(
+    msg: dict[str, Any], resolve: TopicResolver | None = None
+) -> Iterator[tuple[str | None, int, Any, list[Any], int]]:
+    """(topic, index, entry, the partition array, position) for every partition in ``msg``."""
+    for arr in _topic_arrays(msg):
+        for t in arr:
+            if not isinstance(t, dict):
+                continue
+            name = _topic_name(t, resolve)
+            pa = _partition_array(t)
+            if pa is None:
+                continue
+            for i, p in enumerate(pa[1]):
+                idx = _partition_index(p)
+                if idx is not None:
+                    yield name, idx, p, pa[1], i
+
+
+def _groups(request: dict[str, Any]) -> set[str]:
+    out: set[str] = set()
+    g = request.get("group_id")
+    if isinstance(g, str):
+        out.add(g)
+    for key in ("groups", "group_ids"):
+        v = request.get(key)
+        if isinstance(v, list):
+            for e in v:
+                if isinstance(e, str):
+                    out.add(e)
+                elif isinstance(e, dict) and isinstance(e.get("group_id"), str):
+                    out.add(e["group_id"])
+    if request.get("key_type", 0) == 0:
+        k = request.get("key")
+        if isinstance(k, str) and k:
+            out.add(k)
+        keys = request.get("coordinator_keys")
+        if isinstance(keys, list):
+            out.update(k for k in keys if isinstance(k, str))
+    return out
+
+
+def request_info(
+    api: str,
+    version: int,
+    request: dict[str, Any] | None,
+    *,
+    broker_id: int = 1,
+    connection_id: int = 0,
+    client_id: str | None = None,
+    resolve: TopicResolver | None = None,
+) -> RequestInfo:
+    """The facts of a decoded request that rules match on."""
+    req = request or {}
+    topics: set[str] = set()
+    parts: set[tuple[str, int]] = set()
+    for name, idx, _p, _arr, _i in partition_entries(req, resolve):
+        if name is not None:
+            topics.add(name)
+            parts.add((name, idx))
+    all_topics = False
+    if api == "Metadata":
+        mt = req.get("topics")
+        if mt is None:
+            all_topics = True
+        else:
+            for t in mt:
+                if isinstance(t, dict):
+                    n = _topic_name(t, resolve)
+                    if n:
+                        topics.add(n)
+    else:
+        for key in ("topics", "topic_names"):
+            v = req.get(key)
+            if isinstance(v, list):
+                for t in v:
+                    if isinstance(t, str):
+                        topics.add(t)
+                    elif isinstance(t, dict):
+                        n = _topic_name(t, resolve)
+                        if n:
+                            topics.add(n)
+    tx = req.get("transactional_id")
+    return RequestInfo(
+        api=api,
+        version=version,
+        broker_id=broker_id,
+        connection_id=connection_id,
+        client_id=client_id,
+        topics=frozenset(topics),
+        partitions=frozenset(parts),
+        all_topics=all_topics,
+        groups=frozenset(_groups(req)),
+        transactional_id=tx if isinstance(tx, str) else None,
+    )
+
+
+def split_request(
+    request: dict[str, Any],
+    claimed: Callable[[str, int], bool],
+    resolve: TopicResolver | None = None,
+) -> tuple[dict[str, Any], int]:
+    """A copy of ``request`` without the partitions ``claimed(topic, index)`` says are
+    taken, and how many partitions remain (topics left with none are dropped)."""
+    out = copy.copy(request)
+    remaining = 0
+
+    def walk(msg: dict[str, Any]) -> dict[str, Any]:
+        nonlocal remaining
+        new = dict(msg)
+        for k, v in msg.items():
+            if not isinstance(v, list):
+                continue
+            if k in TOPIC_ARRAYS and any(
+                isinstance(e, dict) and _partition_array(e) is not None for e in v
+            ):
+                topics = []
+                for t in v:
+                    if not isinstance(t, dict):
+                        continue
+                    name = _topic_name(t, resolve)
+                    pa = _partition_array(t)
+                    if pa is None:
+                        topics.append(t)
+                        continue
+                    keep = [
+                        p
+                        for p in pa[1]
+                        if name is None
+                        or (idx := _partition_index(p)) is None
+                        or not claimed(name, idx)
+                    ]
+                    remaining += len(keep)
+                    if keep:
+                        topics.append({**t, pa[0]: keep})
+                new[k] = topics
+            elif any(isinstance(e, dict) for e in v):
+                new[k] = [walk(e) if isinstance(e, dict) else e for e in v]
+        return new
+
+    out = walk(out)
+    return out, remaining
+
+
+# -- record data edits -------------------------------------------------------------------
+
+
+def _as_bytes(records: Any) -> bytes:
+    if records is None:
+        return b""
+    if isinstance(records, list | tuple):
+        return b"".join(bytes(r) for r in records)
+    return bytes(records)
+
+
+def _entries(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) of each complete entry of a records blob."""
+    out = []
+    pos = 0
+    n = len(data)
+    while pos + rec.LOG_OVERHEAD <= n:
+        length = int.from_bytes(data[pos + 8 : pos + 12], "big", signed=True)
+        end = pos + rec.LOG_OVERHEAD + length
+        if length <= 0 or end > n:
+            break
+        out.append((pos, end))
+        pos = end
+    return out
+
+
+def _cut(entry: bytes) -> bytes:
+    """An entry cut mid-way: header complete, records section half there."""
+    head = min(rec.V2_HEADER_SIZE, len(entry) - 1)
+    return entry[: head + max(1, (len(entry) - head) // 2)][: len(entry) - 1]
+
+
+def cut_trailing_batch(records: Any, next_batch: bytes | None = None) -> bytes | None:
+    """``records`` ending in a partial batch, or None when there is nothing to cut.
+
+    With two or more batches the last is cut mid-record; with one, a cut copy of
+    ``next_batch`` (the batch that follows in the log) is appended, so the client always
+    receives at least one complete batch, as from a real broker.
+    """
+    data = _as_bytes(records)
+    ents = _entries(data)
+    if len(ents) >= 2:
+        s, e = ents[-1]
+        return data[:s] + _cut(data[s:e])
+    if len(ents) == 1 and next_batch:
+        return data[: ents[0][1]] + _cut(next_batch)
+    return None
+
+
+def corrupt_first_batch(records: Any) -> bytes | None:
+    """``records`` with one byte of the first batch's CRC-covered part flipped (the
+    batch's max timestamp for v2, the message's last byte for v0/v1), or None if empty."""
+    data = bytearray(_as_bytes(records))
+    ents = _entries(bytes(data))
+    if not ents:
+        return None
+    s, e = ents[0]
+    magic = data[s + 16] if e - s > 16 else 2
+    pos = s + 42 if magic >= 2 and e - s > 42 else e - 1
+    data[pos] ^= 0xFF
+    return bytes(data)

@@ -1,0 +1,54 @@
+"""Helpers shared by the group handlers (JoinGroup, SyncGroup, OffsetCommit, ...)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mockkafka.cluster.groups_common import Message, Pending, group_key
+from mockkafka.errors import ErrorCode
+from mockkafka.handlers.base import Park, RequestContext, Result
+
+# Slack on top of the group's own timeouts before a parked request gives up.
+PARK_SLACK_MS = 60_000
+
+# AclOperation bits a group supports: READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS.
+GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11)
+AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
+
+
+def coordinator_error(ctx: RequestContext, group_id: str) -> ErrorCode:
+    """NONE when this broker serves ``group_id`` now; else NOT_COORDINATOR and friends."""
+    return ctx.cluster.groups.coordinator_error(ctx.broker_id, group_id)
+
+
+def client_host(ctx: RequestContext) -> str:
+    """``/ip`` of the client, as Kafka shows it (DescribeGroups ``client_host``)."""
+    server = ctx.cluster.extensions.get("server")
+    conn = getattr(server, "connections", {}).get(ctx.connection_id) if server else None
+    peer = getattr(conn, "peer", None)
+    if isinstance(peer, str) and peer != "?":
+        return "/" + peer.rsplit(":", 1)[0]
+    return "/127.0.0.1"
+
+
+def answer_when_done(
+    ctx: RequestContext,
+    group_id: str,
+    result: Message | Pending,
+    deadline_ms: int,
+    finish: Callable[[Message], Message],
+    on_timeout: Message,
+) -> Result:
+    """Answer ``result`` now, or park on the group until the pending answer is filled in."""
+    if not isinstance(result, Pending):
+        return finish(result)
+    pending = result
+
+    def resume(timed_out: bool) -> Result:
+        if pending.result is not None:
+            return finish(pending.result)
+        if timed_out:
+            return finish(on_timeout)
+        return Park((group_key(group_id),), deadline_ms, resume)
+
+    return Park((group_key(group_id),), deadline_ms, resume)

@@ -1,0 +1,106 @@
+"""CreatePartitions (key 37), versions 0-3.
+
+Grows each topic to ``count`` partitions at once, placing new replicas round-robin or as the
+optional ``assignments`` say (one replica list per new partition, each as long as the
+topic's replication factor, naming registered brokers once each). ``validate_only`` checks
+and changes nothing. Per-topic errors with Kafka's messages: UNKNOWN_TOPIC_OR_PARTITION,
+INVALID_PARTITIONS (not an increase), INVALID_REPLICA_ASSIGNMENT, INVALID_REQUEST (a topic
+named twice in one request).
+
+Not implemented: ``timeout_ms`` is ignored; no partition-count quotas.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from mockkafka.errors import ErrorCode, KafkaApiError
+from mockkafka.handlers.base import RequestContext, Result, handler
+from mockkafka.protocol.codec import Message
+
+
+@handler("CreatePartitions", versions=(0, 3))
+def handle(ctx: RequestContext, request: Message) -> Result:
+    topics = request.get("topics") or []
+    counts = Counter(t.get("name") for t in topics)
+    validate_only = bool(request.get("validate_only"))
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for t in topics:
+        name = t.get("name") or ""
+        if name in seen:
+            continue
+        seen.add(name)
+        result: dict[str, Any] = {"name": name, "error_code": 0, "error_message": None}
+        out.append(result)
+        if counts[name] > 1:
+            result["error_code"] = ErrorCode.INVALID_REQUEST
+            result["error_message"] = "Duplicate topic in request."
+            continue
+        try:
+            _grow(ctx, name, t.get("count", 0), t.get("assignments"), validate_only)
+        except KafkaApiError as exc:
+            result["error_code"] = exc.error
+            result["error_message"] = exc.detail or None
+    return {"results": out}
+
+
+def _grow(
+    ctx: RequestContext,
+    name: str,
+    count: int,
+    raw_assignments: list[Message] | None,
+    validate_only: bool,
+) -> None:
+    c = ctx.cluster
+    topic = c.topics.get(name)
+    if topic is None:
+        raise KafkaApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {name} does not exist.")
+    have = len(topic.partitions)
+    if count == have:
+        raise KafkaApiError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {have} partitions.")
+    if count < have:
+        raise KafkaApiError(
+            ErrorCode.INVALID_PARTITIONS,
+            f"The topic {name} currently has {have} partition(s); {count} would not be an "
+            f"increase.",
+        )
+    assignments: list[list[int]] | None = None
+    if raw_assignments is not None:
+        assignments = [list(a.get("broker_ids") or []) for a in raw_assignments]
+        if len(assignments) != count - have:
+            raise KafkaApiError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                f"Attempted to add {count - have} additional partition(s), but only "
+                f"{len(assignments)} assignment(s) were specified.",
+            )
+        rf = len(topic.partitions[0].replicas) if topic.partitions else 1
+        for replicas in assignments:
+            if not replicas:
+                raise KafkaApiError(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                    "The manual partition assignment includes an empty replica list.",
+                )
+            if len(replicas) != rf:
+                raise KafkaApiError(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                    f"The manual partition assignment includes a partition with "
+                    f"{len(replicas)} replica(s), but this is not consistent with previous "
+                    f"partitions, which have {rf} replica(s).",
+                )
+            for b in replicas:
+                if replicas.count(b) > 1:
+                    raise KafkaApiError(
+                        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                        f"The manual partition assignment includes the broker {b} more than once.",
+                    )
+                if b not in c.brokers:
+                    raise KafkaApiError(
+                        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                        f"The manual partition assignment includes broker {b}, but no such "
+                        f"broker is registered.",
+                    )
+    if validate_only:
+        return
+    c.create_partitions(name, count, assignments)

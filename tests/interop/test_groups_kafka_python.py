@@ -1,0 +1,205 @@
+"""kafka-python 3 consumer groups (classic protocol) against mockkafka."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from kafka import KafkaAdminClient, KafkaConsumer
+
+import mockkafka
+from tests.interop._groups_helpers import (
+    consumer_process,
+    group_cluster,
+    kill_hard,
+    no_overlap_and_complete,
+)
+from tests.interop.conftest import unique
+
+pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
+
+
+def consumer(cluster: mockkafka.Cluster, group: str, topic: str, **extra: Any) -> KafkaConsumer:
+    conf: dict[str, Any] = {
+        "bootstrap_servers": cluster.bootstrap_servers,
+        "group_id": group,
+        "auto_offset_reset": "earliest",
+        "enable_auto_commit": False,
+        "session_timeout_ms": 3000,
+        "heartbeat_interval_ms": 200,
+        "fetch_max_wait_ms": 50,
+        **extra,
+    }
+    return KafkaConsumer(topic, **conf)
+
+
+def assigned(c: KafkaConsumer) -> set[tuple[str, int]]:
+    return {(tp.topic, tp.partition) for tp in c.assignment()}
+
+
+def poll_until(
+    consumers: list[KafkaConsumer],
+    cond: Callable[[], bool],
+    *,
+    timeout: float = 15.0,
+    sink: list[bytes] | None = None,
+) -> None:
+    deadline = time.monotonic() + timeout
+    for _ in range(int(timeout / 0.02) + 1):
+        for c in consumers:
+            for msgs in c.poll(timeout_ms=20).values():
+                if sink is not None:
+                    sink.extend(m.value for m in msgs)
+        if cond():
+            return
+        if time.monotonic() > deadline:
+            break
+    raise AssertionError(f"condition not met in {timeout} s: {[assigned(c) for c in consumers]}")
+
+
+@pytest.mark.parametrize("members", [2, 3])
+def test_consumers_share_partitions_without_overlap(members: int) -> None:
+    with group_cluster() as cluster:
+        topic, group = unique("t"), unique("g")
+        cluster.create_topic(topic, partitions=6)
+        everything = {(topic, p) for p in range(6)}
+        consumers: list[KafkaConsumer] = []
+        try:
+            for _ in range(members):
+                consumers.append(consumer(cluster, group, topic))
+                poll_until(
+                    consumers,
+                    lambda: no_overlap_and_complete([assigned(x) for x in consumers], everything),
+                )
+            assert sorted(len(assigned(c)) for c in consumers) == [6 // members] * members
+            view = cluster.wait_for_group(group, members=members)
+            assert {m.member_id for m in view.members} == {
+                c._coordinator._generation.member_id for c in consumers
+            }
+        finally:
+            for c in consumers:
+                c.close()
+
+
+def test_leaving_member_partitions_move_to_the_others() -> None:
+    with group_cluster() as cluster:
+        topic, group = unique("t"), unique("g")
+        cluster.create_topic(topic, partitions=4)
+        a = consumer(cluster, group, topic)
+        b = consumer(cluster, group, topic)
+        try:
+            poll_until([a, b], lambda: len(assigned(a)) == 2 and len(assigned(b)) == 2)
+            b.close()
+            poll_until([a], lambda: len(assigned(a)) == 4)
+            assert len(cluster.wait_for_group(group, members=1).members) == 1
+        finally:
+            a.close()
+
+
+_CHILD = """
+import sys, json
+from kafka import KafkaConsumer
+conf = json.loads(sys.argv[1])
+c = KafkaConsumer(sys.argv[2], **conf)
+while True:
+    c.poll(timeout_ms=50)
+"""
+
+
+def test_member_that_stops_heartbeating_is_expired_after_session_timeout() -> None:
+    with group_cluster() as cluster:
+        topic, group = unique("t"), unique("g")
+        cluster.create_topic(topic, partitions=4)
+        a = consumer(cluster, group, topic)
+        try:
+            poll_until([a], lambda: len(assigned(a)) == 4)
+            child_conf = {
+                "bootstrap_servers": cluster.bootstrap_servers,
+                "group_id": group,
+                "session_timeout_ms": 3000,
+                "heartbeat_interval_ms": 200,
+            }
+            with consumer_process(_CHILD, json.dumps(child_conf), topic) as child:
+                poll_until([a], lambda: len(assigned(a)) == 2, timeout=20)
+                died = kill_hard(child)
+            poll_until([a], lambda: len(assigned(a)) == 4, timeout=20)
+            assert time.monotonic() - died >= 2.0
+            assert len(cluster.group(group).members) == 1
+        finally:
+            a.close()
+
+
+def test_commit_restart_resume_without_loss_or_duplicates() -> None:
+    with group_cluster() as cluster:
+        topic, group = unique("t"), unique("g")
+        cluster.create_topic(topic, partitions=3)
+        for i in range(30):
+            cluster.produce(topic, f"v{i:03d}".encode(), partition=i % 3)
+        got: list[bytes] = []
+        first = consumer(cluster, group, topic, max_poll_records=4)
+        try:
+            poll_until([first], lambda: len(got) >= 12, sink=got)
+            first.commit()
+        finally:
+            first.close()
+        assert sum(cluster.committed_offsets(group).values()) == len(got)
+        second = consumer(cluster, group, topic)
+        try:
+            poll_until([second], lambda: len(got) >= 30, sink=got)
+            poll_until([second], lambda: True, sink=got)
+        finally:
+            second.close()
+        assert len(got) == 30 and len(set(got)) == 30
+
+
+def test_static_member_restart_does_not_rebalance() -> None:
+    with group_cluster() as cluster:
+        topic, group = unique("t"), unique("g")
+        cluster.create_topic(topic, partitions=4)
+        other = consumer(cluster, group, topic)
+        static = consumer(cluster, group, topic, group_instance_id="static-1", session_timeout_ms=10000)
+        try:
+            poll_until(
+                [other, static], lambda: len(assigned(other)) == 2 and len(assigned(static)) == 2
+            )
+            before = cluster.wait_for_group(group, members=2)
+            mine = assigned(static)
+            static.close()
+            static = consumer(
+                cluster, group, topic, group_instance_id="static-1", session_timeout_ms=10000
+            )
+            poll_until([other, static], lambda: assigned(static) == mine)
+            after = cluster.wait_for_group(group, members=2)
+            assert (after.generation_id, after.rebalances) == (before.generation_id, before.rebalances)
+        finally:
+            other.close()
+            static.close()
+
+
+def test_admin_lists_describes_and_deletes_groups() -> None:
+    with group_cluster() as cluster:
+        topic, group = unique("t"), unique("g")
+        cluster.create_topic(topic, partitions=2)
+        admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+        c = consumer(cluster, group, topic)
+        try:
+            poll_until([c], lambda: len(assigned(c)) == 2)
+            cluster.wait_for_group(group, members=1)
+            listed = admin.list_groups()
+            assert group in {g[0] if isinstance(g, tuple) else g.group for g in listed}
+            (desc,) = admin.describe_groups([group])
+            assert desc.state == "Stable" and desc.protocol_type == "consumer"
+            assert len(desc.members) == 1
+            c.commit()
+            assert admin.list_group_offsets(group) is not None
+        finally:
+            c.close()
+            try:
+                result = admin.delete_groups([group])
+                assert result is not None
+            finally:
+                admin.close()
+        assert group not in cluster.groups()

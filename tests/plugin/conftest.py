@@ -1,0 +1,3 @@
+"""Plugin tests run inner pytest sessions through ``pytester`` (in-process unless noted)."""
+
+pytest_plugins = ["pytester"]

@@ -1,0 +1,153 @@
+"""The fixtures as a user sees them: fresh clusters, bootstrap string, factory, trio, asyncio."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def test_kafka_cluster_is_fresh_for_every_test(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import mockkafka
+
+        def test_first(kafka_cluster):
+            assert isinstance(kafka_cluster, mockkafka.Cluster)
+            kafka_cluster.create_topic("leaky", partitions=2)
+            kafka_cluster.produce("leaky", b"v")
+
+        def test_second(kafka_cluster):
+            assert kafka_cluster.topics() == []
+        """
+    )
+    pytester.runpytest().assert_outcomes(passed=2)
+
+
+def test_kafka_bootstrap_serves_a_real_client_on_localhost(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+        from confluent_kafka.admin import AdminClient
+
+        @pytest.mark.kafka_cluster(brokers=3, topics={"orders": 6})
+        def test_metadata(kafka_bootstrap, kafka_cluster):
+            assert kafka_bootstrap == kafka_cluster.bootstrap_servers
+            hosts = [hp.rsplit(":", 1)[0] for hp in kafka_bootstrap.split(",")]
+            assert hosts == ["127.0.0.1"] * 3
+            md = AdminClient({"bootstrap.servers": kafka_bootstrap}).list_topics(timeout=10)
+            assert sorted(md.brokers) == [1, 2, 3]
+            assert len(md.topics["orders"].partitions) == 6
+        """
+    )
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_cluster_is_stopped_after_the_test(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import socket
+        import pytest
+
+        PORTS = []
+
+        def test_uses_cluster(kafka_cluster):
+            PORTS.extend(b.port for b in kafka_cluster.brokers)
+            socket.create_connection(("127.0.0.1", PORTS[0]), timeout=5).close()
+
+        def test_port_is_closed_afterwards():
+            with pytest.raises(OSError):
+                socket.create_connection(("127.0.0.1", PORTS[0]), timeout=5).close()
+        """
+    )
+    pytester.runpytest().assert_outcomes(passed=2)
+
+
+def test_factory_starts_independent_clusters_with_their_own_options(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.kafka_cluster(brokers=2)
+        def test_two(kafka_cluster_factory):
+            a = kafka_cluster_factory(topics={"src": 3})
+            b = kafka_cluster_factory(brokers=1, auto_create_topics=True)
+            assert len(a.brokers) == 2  # from the marker
+            assert len(b.brokers) == 1  # the call wins over the marker
+            assert a.bootstrap_servers != b.bootstrap_servers
+            assert a.topics() == ["src"] and b.topics() == []
+            assert b.state.config.auto_create_topics
+            assert len(kafka_cluster_factory.clusters) == 2
+
+        def test_bad_option(kafka_cluster_factory):
+            kafka_cluster_factory(partitons=3)
+        """
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*mockkafka usage error: kafka_cluster_factory(...): unknown option 'partitons'*"]
+    )
+
+
+def test_trio_fixture_runs_on_the_test_loop(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import threading
+        import pytest
+        import trio
+        import mockkafka
+        from mockkafka.protocol.framing import ClientConnection
+
+        @pytest.mark.trio
+        @pytest.mark.kafka_cluster(brokers=2, topics={"t": 4})
+        async def test_trio(kafka_cluster_trio):
+            assert isinstance(kafka_cluster_trio, mockkafka.AsyncCluster)
+            assert threading.active_count() == 1 or all(
+                t.name != "mockkafka" for t in threading.enumerate()
+            )
+            assert len(kafka_cluster_trio.brokers) == 2
+            assert len(kafka_cluster_trio.topic("t").partitions) == 4
+            stream = await trio.open_tcp_stream("127.0.0.1", kafka_cluster_trio.brokers[0].port)
+            await stream.aclose()
+        """
+    )
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_asyncio_client_uses_the_sync_fixture(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import asyncio
+        import pytest
+        from aiokafka import AIOKafkaProducer, AIOKafkaConsumer, TopicPartition
+
+        @pytest.mark.kafka_cluster(topics={"events": 1})
+        def test_aiokafka_roundtrip(kafka_bootstrap, kafka_cluster):
+            async def main():
+                producer = AIOKafkaProducer(bootstrap_servers=kafka_bootstrap)
+                await producer.start()
+                try:
+                    await producer.send_and_wait("events", b"hello", partition=0)
+                finally:
+                    await producer.stop()
+                consumer = AIOKafkaConsumer(bootstrap_servers=kafka_bootstrap)
+                await consumer.start()
+                try:
+                    tp = TopicPartition("events", 0)
+                    consumer.assign([tp])
+                    await consumer.seek_to_beginning(tp)
+                    msg = await asyncio.wait_for(consumer.getone(), 10)
+                    return msg.value
+                finally:
+                    await consumer.stop()
+
+            assert asyncio.run(asyncio.wait_for(main(), 20)) == b"hello"
+            assert [r.value for r in kafka_cluster.topic("events").records()] == [b"hello"]
+        """
+    )
+    # A subprocess: aiokafka's sender task misbehaves when asyncio.run follows other
+    # in-process pytest sessions (a CancelledError in producer.stop()).
+    pytester.runpytest_subprocess().assert_outcomes(passed=1)
