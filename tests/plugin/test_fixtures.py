@@ -1,4 +1,4 @@
-"""The fixtures as a user sees them: fresh clusters, bootstrap string, factory, trio, asyncio."""
+"""The fixtures as a user sees them: fresh clusters, bootstrap string, factory, trio."""
 
 from __future__ import annotations
 
@@ -117,37 +117,5 @@ def test_trio_fixture_runs_on_the_test_loop(pytester: pytest.Pytester) -> None:
     pytester.runpytest().assert_outcomes(passed=1)
 
 
-def test_asyncio_client_uses_the_sync_fixture(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(
-        """
-        import asyncio
-        import pytest
-        from aiokafka import AIOKafkaProducer, AIOKafkaConsumer, TopicPartition
-
-        @pytest.mark.kafka_cluster(topics={"events": 1})
-        def test_aiokafka_roundtrip(kafka_bootstrap, kafka_cluster):
-            async def main():
-                producer = AIOKafkaProducer(bootstrap_servers=kafka_bootstrap)
-                await producer.start()
-                try:
-                    await producer.send_and_wait("events", b"hello", partition=0)
-                finally:
-                    await producer.stop()
-                consumer = AIOKafkaConsumer(bootstrap_servers=kafka_bootstrap)
-                await consumer.start()
-                try:
-                    tp = TopicPartition("events", 0)
-                    consumer.assign([tp])
-                    await consumer.seek_to_beginning(tp)
-                    msg = await asyncio.wait_for(consumer.getone(), 10)
-                    return msg.value
-                finally:
-                    await consumer.stop()
-
-            assert asyncio.run(asyncio.wait_for(main(), 20)) == b"hello"
-            assert [r.value for r in kafka_cluster.topic("events").records()] == [b"hello"]
-        """
-    )
-    # A subprocess: aiokafka's sender task misbehaves when asyncio.run follows other
-    # in-process pytest sessions (a CancelledError in producer.stop()).
-    pytester.runpytest_subprocess().assert_outcomes(passed=1)
+# asyncio (aiokafka) with the sync fixture: tests/examples/test_readme_examples.py runs it in
+# a plain session (inside pytester's in-process runs aiokafka's sender task gets cancelled).
