@@ -58,6 +58,7 @@ from pytest_plugin._report import (
 
 TESTS_KEY = pytest.StashKey[TestClusters]()
 INI_KEY = pytest.StashKey[Mapping[str, Any]]()
+LINES_KEY = pytest.StashKey[int]()
 
 DEFAULT_REPORT_LINES = 60
 
@@ -106,16 +107,17 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[INI_KEY] = ini_layer(config.getini)
     except OptionsError as exc:
         raise pytest.UsageError(f"mockkafka: {exc}") from None
-
-
-def _report_lines(config: pytest.Config) -> int:
     raw = config.getini("kafka_report_lines")
     try:
-        return int(raw) if raw else DEFAULT_REPORT_LINES
+        config.stash[LINES_KEY] = int(raw) if raw else DEFAULT_REPORT_LINES
     except ValueError:
         raise pytest.UsageError(
             f"mockkafka: ini option kafka_report_lines must be an int, got {raw!r}"
         ) from None
+
+
+def _report_lines(config: pytest.Config) -> int:
+    return config.stash.get(LINES_KEY, DEFAULT_REPORT_LINES)
 
 
 def _traffic_dir(config: pytest.Config) -> Path | None:

@@ -17,7 +17,7 @@ from confluent_kafka import (
     Producer,
     TopicPartition,
 )
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec
 
 import mockkafka
 from tests.interop.conftest import (
@@ -306,6 +306,31 @@ def test_two_clusters_in_one_process_are_independent() -> None:
 
 
 # -- admin API ------------------------------------------------------------------------------
+
+
+def test_admin_list_offsets_by_timestamp_earliest_latest(
+    cluster: mockkafka.Cluster, admin: AdminClient
+) -> None:
+    topic = unique("cfk-listoff")
+    cluster.create_topic(topic, partitions=1)
+    for i in range(10):
+        cluster.produce(topic, f"v{i}", timestamp=1_000_000 + i * 1000)
+    cluster.delete_records_before(topic, 0, offset=2)
+    tp = TopicPartition(topic, 0)
+    specs = {
+        "earliest": OffsetSpec.earliest(),
+        "latest": OffsetSpec.latest(),
+        "max": OffsetSpec.max_timestamp(),
+        "at": OffsetSpec.for_timestamp(1_006_000),
+    }
+    got = {}
+    for name, spec in specs.items():
+        res = admin.list_offsets({tp: spec}, request_timeout=10)[tp].result(10)
+        got[name] = (res.offset, res.timestamp)
+    assert got["earliest"][0] == 2
+    assert got["latest"][0] == 10
+    assert got["max"] == (9, 1_009_000)
+    assert got["at"] == (6, 1_006_000)
 
 
 @requires_apis("CreateTopics", "DeleteTopics", "DescribeConfigs")

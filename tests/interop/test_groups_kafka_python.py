@@ -47,10 +47,12 @@ def poll_until(
     timeout: float = 15.0,
     sink: list[bytes] | None = None,
 ) -> None:
+    # Poll with >= 100 ms: kafka-python 3.0.12 sometimes loses a rebalance it started when
+    # poll() times out (20 ms) between its JoinGroup and SyncGroup, and stops heartbeating.
     deadline = time.monotonic() + timeout
-    for _ in range(int(timeout / 0.02) + 1):
+    for _ in range(int(timeout / 0.1) + 1):
         for c in consumers:
-            for msgs in c.poll(timeout_ms=20).values():
+            for msgs in c.poll(timeout_ms=100).values():
                 if sink is not None:
                     sink.extend(m.value for m in msgs)
         if cond():

@@ -211,3 +211,32 @@ def test_sync_cluster_starts_and_stops_quickly() -> None:
         t1 = time.monotonic()
     stopped = time.monotonic() - t1
     assert started < 2.0 and stopped < 2.0, (started, stopped)
+
+
+@pytest.mark.trio
+async def test_metadata_auto_creates_topics_only_when_enabled_and_allowed() -> None:
+    async with mockkafka.open_cluster(auto_create_topics=True, default_partitions=3) as on:
+        c = await TrioClient.connect(on)
+        try:
+            no = {"topics": [{"name": "x"}], "allow_auto_topic_creation": False}
+            body = await c.request("Metadata", 12, no)
+            assert body["topics"][0]["error_code"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            assert "x" not in on.topics()
+            yes = {"topics": [{"name": "x"}], "allow_auto_topic_creation": True}
+            body = await c.request("Metadata", 12, yes)
+            assert body["topics"][0]["error_code"] == 0
+            assert len(body["topics"][0]["partitions"]) == 3
+            bad = {"topics": [{"name": "bad name!"}], "allow_auto_topic_creation": True}
+            body = await c.request("Metadata", 12, bad)
+            assert body["topics"][0]["error_code"] == ErrorCode.INVALID_TOPIC_EXCEPTION
+        finally:
+            await c.aclose()
+    async with mockkafka.open_cluster() as off:  # the default, as on production brokers
+        c = await TrioClient.connect(off)
+        try:
+            yes = {"topics": [{"name": "x"}], "allow_auto_topic_creation": True}
+            body = await c.request("Metadata", 12, yes)
+            assert body["topics"][0]["error_code"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            assert off.topics() == []
+        finally:
+            await c.aclose()

@@ -141,17 +141,21 @@ def test_ini_options_set_defaults(pytester: pytest.Pytester) -> None:
     pytester.runpytest().assert_outcomes(passed=2)
 
 
-def test_bad_ini_value_stops_the_run_with_a_usage_error(pytester: pytest.Pytester) -> None:
-    pytester.makeini(
-        """
-        [pytest]
-        kafka_brokers = three
-        """
-    )
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("kafka_brokers = three", "*mockkafka: ini option kafka_brokers: *'three'*"),
+        ("kafka_report_lines = many", "*mockkafka: ini option kafka_report_lines must be an int*"),
+    ],
+)
+def test_bad_ini_value_stops_the_run_with_a_usage_error(
+    pytester: pytest.Pytester, line: str, message: str
+) -> None:
+    pytester.makeini(f"[pytest]\n{line}\n")
     pytester.makepyfile("def test_never(kafka_cluster): pass")
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*mockkafka: ini option kafka_brokers: *'three'*"])
+    result.stderr.fnmatch_lines([message])
 
 
 def test_conftest_overrides_the_options_fixture(pytester: pytest.Pytester) -> None:

@@ -38,6 +38,7 @@ def test_produce_then_fail(kafka_cluster):
         assert producer.flush(10) == 0
     finally:
         producer.flush(1)
+        del producer  # the failure's traceback would keep it alive, retrying a dead cluster
     assert False, "the test's own failure"
 
 def test_passes(kafka_cluster):

@@ -134,7 +134,7 @@ def test_every_message_version_round_trips(name: str, version: int) -> None:
     fields = schema_fields(name, version)
 
     @settings(
-        max_examples=10,
+        max_examples=int(__import__("os").environ.get("MK_EXAMPLES", "10")),
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )

@@ -167,7 +167,7 @@ def test_same_bytes_as_kafka_python(name: str, version: int) -> None:
     fields = schema_fields(name, version)
 
     @settings(
-        max_examples=6,
+        max_examples=int(__import__("os").environ.get("MK_EXAMPLES", "6")),
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
