@@ -40,7 +40,7 @@ def frames() -> list[bytes]:
 
 
 def drain(server: ServerConnection) -> list[Request]:
-    out = []
+    out: list[Request] = []
     while True:
         event = server.next_event()
         if event is NEED_DATA:

@@ -31,9 +31,17 @@ from hypothesis import HealthCheck, given, settings
 from mockkafka.protocol.codec import MESSAGES, ZERO_UUID, Message, codec
 
 try:  # the test modules of this folder import as top-level modules (no __init__.py) ...
-    from test_codec import Field, in_range, message_dicts, project, schema_fields
+    from test_codec import (  # type: ignore[import-not-found]
+        ROUND_TRIP_EXAMPLES,
+        Field,
+        in_range,
+        message_dicts,
+        project,
+        schema_fields,
+    )
 except ImportError:  # ... or as a package when the folder has one
     from tests.protocol.test_codec import (
+        ROUND_TRIP_EXAMPLES,
         Field,
         in_range,
         message_dicts,
@@ -167,7 +175,7 @@ def test_same_bytes_as_kafka_python(name: str, version: int) -> None:
     fields = schema_fields(name, version)
 
     @settings(
-        max_examples=int(__import__("os").environ.get("MK_EXAMPLES", "6")),
+        max_examples=max(ROUND_TRIP_EXAMPLES // 2, 1),
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
