@@ -265,6 +265,11 @@ class _ClusterBase(GroupsVerbs, TransactionsVerbs, FaultsVerbs):
 
     # -- errors ----------------------------------------------------------------------------------
 
+    @property
+    def broker_errors(self) -> list[BaseException]:
+        """Exceptions raised inside the broker so far (each also failed its request)."""
+        return list(self._server.errors)
+
     def raise_broker_errors(self) -> None:
         """Raise BrokerError for the first exception raised inside the broker, if any."""
         errors = self._server.errors

@@ -49,7 +49,7 @@ class TestClusters:
         """Errors raised inside any broker since the last call (each surfaces once)."""
         out: list[BaseException] = []
         for t in self.clusters:
-            errors = list(t.cluster._server.errors)
+            errors = list(t.cluster.broker_errors)
             out.extend(errors[t.reported_errors :])
             t.reported_errors = len(errors)
         return out
@@ -68,7 +68,7 @@ class TestClusters:
             if not t.cluster.traffic.enabled:
                 head += " (traffic recording is off: record_traffic=False)"
             parts.append(head)
-            parts.extend("  " + ex.summary() for ex in shown)
+            parts.extend("  " + ex.summary(t.cluster.traffic.origin_ms) for ex in shown)
             rules = _fault_rules(t.cluster)
             if rules:
                 parts.append("  fault rules:")

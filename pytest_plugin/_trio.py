@@ -32,4 +32,4 @@ async def kafka_cluster_trio(
     finally:
         # open_cluster re-raises broker errors on exit: they are reported already.
         if tracked is not None:
-            tracked.reported_errors = len(tracked.cluster._server.errors)
+            tracked.reported_errors = len(tracked.cluster.broker_errors)

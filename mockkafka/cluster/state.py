@@ -31,7 +31,12 @@ from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from mockkafka.cluster.configs import BROKER_DEFAULTS, TOPIC_DEFAULTS, validate_topic_config
+from mockkafka.cluster.configs import (
+    BROKER_DEFAULTS,
+    TOPIC_DEFAULTS,
+    TOPIC_TO_BROKER,
+    validate_topic_config,
+)
 from mockkafka.cluster.log import PartitionLog
 from mockkafka.cluster.producers import ProducerIdInfo, ProducerPartitionState
 from mockkafka.errors import ErrorCode, KafkaApiError
@@ -161,10 +166,22 @@ class Topic:
     partitions: list[Partition]
     configs: dict[str, str] = field(default_factory=dict)
     is_internal: bool = False
+    # The cluster's broker configs (shared): they supply topic defaults, as in Kafka.
+    broker_configs: dict[str, str] = field(default_factory=dict)
 
     def config(self, key: str) -> str:
-        """The effective value of a topic config (set on the topic, else the default)."""
-        return self.configs.get(key, TOPIC_DEFAULTS.get(key, ""))
+        """The effective value of a topic config: set on the topic, else the broker config
+        that supplies its default (``message.max.bytes`` for ``max.message.bytes``), else
+        Kafka's default."""
+        v = self.configs.get(key)
+        if v is not None:
+            return v
+        broker_key = TOPIC_TO_BROKER.get(key)
+        if broker_key is not None:
+            v = self.broker_configs.get(broker_key)
+            if v is not None:
+                return v
+        return TOPIC_DEFAULTS.get(key, "")
 
     def config_int(self, key: str) -> int:
         return int(self.config(key))
@@ -396,13 +413,13 @@ class ClusterState:
             if p is not None:
                 raise KafkaApiError(ErrorCode.INVALID_CONFIG, p.message)
         if validate_only:
-            return Topic(name, topic_id or uuid.uuid4(), [], cfg, internal)
+            return Topic(name, topic_id or uuid.uuid4(), [], cfg, internal, self.broker_configs)
         tid = topic_id or uuid.uuid4()
         parts = [
             Partition(topic=name, index=i, replicas=r, isr=list(r), leader=self._pick_leader(r))
             for i, r in enumerate(replicas)
         ]
-        t = Topic(name, tid, parts, cfg, internal)
+        t = Topic(name, tid, parts, cfg, internal, self.broker_configs)
         self.topics[name] = t
         self.topics_by_id[tid] = t
         self.notify(("topics",))

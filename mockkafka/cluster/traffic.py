@@ -61,11 +61,13 @@ class Exchange:
             _collect_errors(self.response, out)
         return out
 
-    def summary(self) -> str:
-        """One line: time, broker, connection, client, API/version, errors, faults."""
+    def summary(self, origin_ms: int | None = None) -> str:
+        """One line: time (ms since ``origin_ms``, the first exchange by default), broker,
+        connection, client, API/version, errors, faults."""
         errs = sorted(self.error_codes)
+        origin = self.time_ms if origin_ms is None else origin_ms
         parts = [
-            f"{self.time_ms % 100000:>5}ms",
+            f"+{self.time_ms - origin:>6}ms",
             f"b{self.broker_id}",
             f"c{self.connection_id}",
             f"{self.client_id or '-'}",
@@ -147,6 +149,7 @@ class TrafficLog:
         self.enabled = enabled
         self.on_record: list[Callable[[Exchange], None]] = []
         self._cond = threading.Condition()
+        self.origin_ms: int | None = None  # time of the first exchange: timelines count from it
 
     def start(
         self,
@@ -162,6 +165,8 @@ class TrafficLog:
         request: dict[str, Any] | None,
     ) -> Exchange:
         self._seq += 1
+        if self.origin_ms is None:
+            self.origin_ms = time_ms
         ex = Exchange(
             self._seq,
             time_ms,
@@ -320,4 +325,4 @@ class TrafficLog:
         """A compact multi-line summary of the newest ``last`` exchanges."""
         with self._cond:
             items = list(self._items)[-last:]
-        return "\n".join(ex.summary() for ex in items)
+        return "\n".join(ex.summary(self.origin_ms) for ex in items)
