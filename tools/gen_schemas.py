@@ -77,7 +77,7 @@ def load_json(path: Path) -> dict[str, Any]:
 def convert_default(ftype: str, default: Any, nullable: bool) -> Any:
     if default is None:
         if ftype.startswith("[]"):
-            return None if nullable else ()
+            return ()  # Kafka's default for an array is empty, nullable or not
         return _type_default(ftype, nullable)
     if isinstance(default, str) and default == "null":
         return None

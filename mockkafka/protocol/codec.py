@@ -6,7 +6,15 @@ Theory of operation
 version segments with a field tree. The first time a (message, version) is used, this module
 writes the Python source of two specialised functions for it -- a decoder and an encoder, with
 nested structs inlined and runs of fixed-width fields folded into one ``struct`` call -- and
-compiles them with ``exec``. Later calls cost one dict lookup.
+compiles them with ``exec``. Later calls cost one dict lookup. The generated code inlines
+the common cases -- one-byte varints, empty tagged-field sections, short arrays of
+fixed-width elements -- and calls the helpers below only for the rare ones; ``source`` on a
+:class:`MessageCodec` shows what was generated. ``benchmarks/bench_codec.py`` measures it.
+
+One field breaks the schema's own rule: the request header's ``client_id`` keeps its int16
+length even in the flexible header v2 (``"flexibleVersions": "none"`` in the JSON, which the
+generated table does not carry), so that any broker can read the header of an ApiVersions
+request of any version. :func:`codec` special-cases it.
 
 Messages are plain ``dict`` objects keyed by snake_case field names (``throttle_time_ms``,
 ``partition_index``): arrays are lists, structs are dicts, ``uuid`` is :class:`uuid.UUID`,

@@ -164,8 +164,7 @@ def test_bad_client_id_is_a_protocol_error() -> None:
 @pytest.mark.parametrize("index", range(len(frames())))
 def test_truncated_bodies_are_protocol_errors(index: int) -> None:
     frame = frames()[index]
-    body_start = 8 if index == 4 else 10 + 2 + len("framing-test")  # header v0 is 8 bytes
-    for cut in range(body_start + 4, len(frame)):
+    for cut in range(4, len(frame)):  # every cut inside the header or the body
         short = frame[4:cut]
         server = ServerConnection()
         server.receive_data(struct.pack(">i", len(short)) + short)
