@@ -78,15 +78,16 @@ def handle(ctx: RequestContext, request: Message) -> Result:
     )
 
     def build(timed_out: bool) -> Result:
-        responses, total, leaders = _read_all(
-            ctx, upd.partitions, isolation, max_bytes, use_ids, upd.incremental, final=False
+        responses, total, leaders, sent = _read_all(
+            ctx, upd.partitions, isolation, max_bytes, use_ids, upd.incremental
         )
         has_error = any(p["error_code"] for t in responses for p in t["partitions"])
         if total < min_bytes and not timed_out and not has_error and max_wait > 0:
             return Park(keys or (("never",),), deadline, build)
-        responses, total, leaders = _read_all(
-            ctx, upd.partitions, isolation, max_bytes, use_ids, upd.incremental, final=True
-        )
+        for sp, out in sent:  # what the session's next incremental response compares with
+            sp.last_hw = out["high_watermark"]
+            sp.last_lso = out["last_stable_offset"]
+            sp.last_log_start = out["log_start_offset"]
         resp: dict[str, Any] = {"error_code": 0, "session_id": session_id, "responses": responses}
         if leaders and v >= 16:
             resp["node_endpoints"] = node_endpoints(ctx, leaders)
@@ -107,15 +108,14 @@ def _read_all(
     max_bytes: int,
     use_ids: bool,
     incremental: bool,
-    *,
-    final: bool,
-) -> tuple[list[dict[str, Any]], int, set[int]]:
+) -> tuple[list[dict[str, Any]], int, set[int], list[tuple[SessionPartition, dict[str, Any]]]]:
     v = ctx.version
     magic = _magic_for(v)
     by_topic: dict[str, dict[str, Any]] = {}
     order: list[dict[str, Any]] = []
     total = 0
     leaders: set[int] = set()
+    sent: list[tuple[SessionPartition, dict[str, Any]]] = []
     for (tkey, idx), sp in partitions.items():
         req = sp.request
         out: dict[str, Any] = {
@@ -202,14 +202,11 @@ def _read_all(
             )
             if not changed:
                 continue
-        if final:
-            sp.last_hw = out["high_watermark"]
-            sp.last_lso = out["last_stable_offset"]
-            sp.last_log_start = out["log_start_offset"]
+        sent.append((sp, out))
         t = by_topic.get(tkey)
         if t is None:
             t = {"topic": sp.topic, "topic_id": sp.topic_id, "partitions": []}
             by_topic[tkey] = t
             order.append(t)
         t["partitions"].append(out)
-    return order, total, leaders
+    return order, total, leaders, sent

@@ -172,6 +172,25 @@ def test_consumer_starts_from_earliest_or_latest(cluster: mockkafka.Cluster) -> 
             c.close()
 
 
+@requires_apis("FindCoordinator", "OffsetFetch")
+def test_assign_without_offset_falls_back_to_auto_offset_reset(
+    cluster: mockkafka.Cluster,
+) -> None:
+    # The everyday pattern: assign() with no offset asks the group for a committed offset
+    # (none here), then applies auto.offset.reset.
+    topic = unique("cfk-nocommit")
+    cluster.create_topic(topic, partitions=1)
+    for i in range(3):
+        cluster.produce(topic, f"v{i}")
+    c = _consumer(cluster, **{"auto.offset.reset": "earliest"})
+    try:
+        c.assign([TopicPartition(topic, 0)])
+        assert [m.value() for m in _consume_n(c, 3)] == [b"v0", b"v1", b"v2"]
+    finally:
+        c.close()
+    assert cluster.traffic.requests("OffsetFetch")
+
+
 def test_seek_reads_from_the_given_offset(cluster: mockkafka.Cluster) -> None:
     topic = unique("cfk-seek")
     cluster.create_topic(topic, partitions=1)

@@ -104,8 +104,7 @@ def test_consumers_share_partitions_without_overlap(protocol: str, members: int)
             )
             view = cluster.wait_for_group(group, members=members)
             owned = [
-                {(t, p) for t, ps in (m.assignment or {}).items() for p in ps}
-                for m in view.members
+                {(t, p) for t, ps in (m.assignment or {}).items() for p in ps} for m in view.members
             ]
             assert no_overlap_and_complete(owned, everything), view
         finally:

@@ -87,7 +87,7 @@ c = KafkaConsumer(**conf)
 c.partitions_for_topic(sys.argv[2])
 c.subscribe([sys.argv[2]])
 while True:
-    c.poll(timeout_ms=50)
+    c.poll(timeout_ms=200)
 """
 
 
