@@ -72,6 +72,15 @@ def requires_apis(*names: str) -> pytest.MarkDecorator:
     return pytest.mark.skipif(bool(missing), reason=f"no handler yet for {', '.join(missing)}")
 
 
+def assert_sent_with_codec(cluster: mockkafka.Cluster, topic: str, codec: str) -> None:
+    """The producer compressed with ``codec``. librdkafka and kafka-python send a batch
+    uncompressed when compression would not shrink it (a lone small record), so "none" may
+    appear beside the codec, but no other codec may."""
+    seen = produced_codecs(cluster, topic)
+    assert codec in seen, seen
+    assert seen <= {codec, "none"}, seen
+
+
 def produced_codecs(cluster: mockkafka.Cluster, topic: str) -> set[str]:
     """The compression codecs of every batch producers sent to ``topic`` (from traffic)."""
     from mockkafka.protocol import records as rec

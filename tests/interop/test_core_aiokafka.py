@@ -15,7 +15,13 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import KafkaError, MessageSizeTooLargeError
 
 import mockkafka
-from tests.interop.conftest import CODECS, keyed_messages, produced_codecs, requires_apis, unique
+from tests.interop.conftest import (
+    CODECS,
+    assert_sent_with_codec,
+    keyed_messages,
+    requires_apis,
+    unique,
+)
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
 
@@ -87,7 +93,7 @@ def test_10k_keyed_messages_round_trip_exactly_with_each_codec(
         assert [m.offset for m in ms] == list(range(len(ms))), f"gap in partition {part}"
     assert sorted((m.key, m.value) for m in got) == sorted(msgs)
     assert {(m.partition, m.offset) for m in metas} == {(m.partition, m.offset) for m in got}
-    assert produced_codecs(cluster, topic) == {codec}
+    assert_sent_with_codec(cluster, topic, codec)
 
 
 def test_idempotent_producer_writes_each_message_once(cluster: mockkafka.Cluster) -> None:

@@ -22,8 +22,8 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetS
 import mockkafka
 from tests.interop.conftest import (
     CODECS,
+    assert_sent_with_codec,
     keyed_messages,
-    produced_codecs,
     requires_apis,
     unique,
 )
@@ -119,7 +119,7 @@ def test_10k_keyed_messages_round_trip_exactly_with_each_codec(
     # The broker holds exactly what the consumer read, and the codec the producer chose.
     held = cluster.topic(topic).records()
     assert sorted((r.key, r.value) for r in held) == sorted(msgs)
-    assert produced_codecs(cluster, topic) == {codec}
+    assert_sent_with_codec(cluster, topic, codec)
 
 
 def test_idempotent_producer_writes_each_message_once(cluster: mockkafka.Cluster) -> None:

@@ -12,7 +12,13 @@ from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, Ne
 from kafka.errors import KafkaError, MessageSizeTooLargeError
 
 import mockkafka
-from tests.interop.conftest import CODECS, keyed_messages, produced_codecs, requires_apis, unique
+from tests.interop.conftest import (
+    CODECS,
+    assert_sent_with_codec,
+    keyed_messages,
+    requires_apis,
+    unique,
+)
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
 
@@ -79,7 +85,7 @@ def test_10k_keyed_messages_round_trip_exactly_with_each_codec(
     # Acknowledged offsets are where the consumer found each message.
     sent_at = {(m.partition, m.offset) for m in metas}
     assert sent_at == {(m.partition, m.offset) for m in got}
-    assert produced_codecs(cluster, topic) == {codec}
+    assert_sent_with_codec(cluster, topic, codec)
 
 
 def test_idempotent_producer_writes_each_message_once(cluster: mockkafka.Cluster) -> None:

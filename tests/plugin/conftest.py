@@ -1,3 +1,1 @@
 """Plugin tests run inner pytest sessions through ``pytester`` (in-process unless noted)."""
-
-pytest_plugins = ["pytester"]
