@@ -118,6 +118,19 @@ class PartitionLog:
         for header, raw in batches:
             if not rec.verify_crc(header, raw):
                 raise ProtocolError(f"CRC mismatch in batch at offset {header.base_offset}")
+        return self.append_batches(
+            batches, leader_epoch=leader_epoch, now_ms=now_ms, log_append_time=log_append_time
+        )
+
+    def append_batches(
+        self,
+        batches: list[tuple[rec.BatchHeader, memoryview]],
+        *,
+        leader_epoch: int,
+        now_ms: int,
+        log_append_time: bool = False,
+    ) -> AppendResult:
+        """Append batches already split and CRC-checked (see :meth:`append`)."""
         first = self.log_end_offset
         ts = now_ms if log_append_time else -1
         staged: list[StoredBatch] = []
@@ -272,23 +285,49 @@ class PartitionLog:
                     best = (r.offset, r.timestamp)
         return best
 
-    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
-        """OffsetForLeaderEpoch: (epoch, end offset) for the largest epoch <= ``epoch``.
+    def epoch_history(self, current_epoch: int) -> list[tuple[int, int]]:
+        """(leader_epoch, start_offset) entries as a leader's epoch cache holds them.
 
-        The end offset is the start of the next larger epoch, or the log end offset.
-        Returns (-1, -1) when the log holds no epoch that old.
+        ``current_epoch`` is the partition's leader epoch: a new leader records it at the log
+        end offset even before writing a record. Entries a later epoch starts at or before
+        are dropped, and epochs wholly below the log start offset are trimmed (Kafka's
+        ``LeaderEpochFileCache``).
         """
-        found = -1
-        for i, (e, _start) in enumerate(self.epoch_starts):
-            if e > epoch:
-                break
-            found = i
-        if found < 0:
+        entries: list[tuple[int, int]] = []
+        for epoch, start in [*self.epoch_starts, (current_epoch, self.log_end_offset)]:
+            if entries and entries[-1][0] >= epoch:
+                continue
+            while entries and entries[-1][1] >= start:
+                entries.pop()
+            entries.append((epoch, start))
+        lso = self.log_start_offset
+        while len(entries) > 1 and entries[1][1] <= lso:
+            entries.pop(0)
+        if entries and entries[0][1] < lso:
+            entries[0] = (entries[0][0], lso)
+        return entries
+
+    def end_offset_for_epoch(self, requested: int, *, current_epoch: int) -> tuple[int, int]:
+        """(leader_epoch, end_offset) for ``requested``, as Kafka's ``endOffsetFor`` answers.
+
+        The largest known epoch <= ``requested`` with the start of the next epoch (or the log
+        end offset for the current one); an epoch older than every known one answers itself
+        with the start of the first known epoch; an unknown (-1) or too-new epoch answers
+        (-1, -1), UNDEFINED_EPOCH_OFFSET. Used by OffsetForLeaderEpoch and Fetch's
+        ``diverging_epoch`` so clients can detect truncation (KIP-320).
+        """
+        entries = self.epoch_history(current_epoch)
+        if requested < 0 or not entries:
             return -1, -1
-        e = self.epoch_starts[found][0]
-        if found + 1 < len(self.epoch_starts):
-            return e, self.epoch_starts[found + 1][1]
-        return e, self.log_end_offset
+        if entries[-1][0] == requested:
+            return requested, self.log_end_offset
+        epochs = [e for e, _ in entries]
+        higher = bisect.bisect_right(epochs, requested)
+        if higher == len(entries):
+            return -1, -1
+        if higher == 0:
+            return requested, entries[0][1]
+        return entries[higher - 1][0], entries[higher][1]
 
     def records(self, *, include_control: bool = False) -> list[rec.Record]:
         """Every record held (decoded now), from the log start offset."""

@@ -16,6 +16,7 @@ from mockkafka.cluster.producers import BatchMetadata, check_sequence, record_ap
 from mockkafka.cluster.state import ClusterState, Partition, Topic
 from mockkafka.errors import ErrorCode
 from mockkafka.protocol import records as rec
+from mockkafka.protocol.compression import UnsupportedCodecError
 from mockkafka.protocol.errors import ProtocolError
 
 
@@ -42,6 +43,8 @@ def append_records(
         return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message="empty records")
     try:
         batches = rec.split_batches(data, allow_partial=False)
+    except UnsupportedCodecError as exc:
+        return ProduceOutcome(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, message=str(exc))
     except ProtocolError as exc:
         return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message=str(exc))
     if not batches:
@@ -57,7 +60,8 @@ def append_records(
             return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message="CRC mismatch")
     first = batches[0][0]
     pid = first.producer_id if first.magic >= 2 else -1
-    count = sum(h.last_offset_delta + 1 if h.magic >= 2 else h.records_count for h, _ in batches)
+    # Idempotence only exists for magic 2, whose headers count their records.
+    count = sum(h.last_offset_delta + 1 for h, _ in batches) if pid >= 0 else 0
     if pid >= 0 and first.is_transactional:
         err = state.transactions.check_produce(p, pid, first.producer_epoch, transactional_id)
         if err != ErrorCode.NONE:
@@ -77,8 +81,8 @@ def append_records(
             return ProduceOutcome(verdict.error)
     log_append = topic.config("message.timestamp.type") == "LogAppendTime"
     try:
-        res: AppendResult = p.log.append(
-            data, leader_epoch=p.leader_epoch, now_ms=state.now_ms(), log_append_time=log_append
+        res: AppendResult = p.log.append_batches(
+            batches, leader_epoch=p.leader_epoch, now_ms=state.now_ms(), log_append_time=log_append
         )
     except ProtocolError as exc:
         return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message=str(exc))

@@ -154,7 +154,7 @@ def _read_all(
                 last_epoch = req.get("last_fetched_epoch", -1) if v >= 12 else -1
                 diverged = False
                 if last_epoch >= 0:
-                    e, end = log.end_offset_for_epoch(last_epoch)
+                    e, end = log.end_offset_for_epoch(last_epoch, current_epoch=p.leader_epoch)
                     if e != last_epoch or end < offset:
                         out["diverging_epoch"] = {"epoch": e, "end_offset": end}
                         diverged = True

@@ -5,7 +5,7 @@ the start offset of the first later epoch, or the log end offset for the current
 (KIP-101). Consumers use it after a leader change to detect log truncation (KIP-320): a
 consumer positioned beyond the answer has lost records and must reset or truncate.
 
-Follows Kafka's ``LeaderEpochFileCache.endOffsetFor`` over the log's epoch history (with the
+Follows Kafka's ``LeaderEpochFileCache.endOffsetFor`` (``PartitionLog.end_offset_for_epoch``) over the log's epoch history (with the
 current leader epoch starting at the log end offset when no record was written in it yet,
 as a new leader records it, and epochs wholly below the log start offset trimmed):
 an unknown (-1) or too-new epoch answers leader_epoch -1 / end_offset -1
@@ -20,10 +20,8 @@ Not implemented: follower (``replica_id`` >= 0) requests get the same leader-onl
 
 from __future__ import annotations
 
-import bisect
 from typing import Any
 
-from mockkafka.cluster.state import Partition
 from mockkafka.errors import ErrorCode
 from mockkafka.handlers._common import find_partition, find_topic, leader_error
 from mockkafka.handlers.base import RequestContext, Result, handler
@@ -59,44 +57,10 @@ def handle(ctx: RequestContext, request: Message) -> Result:
             if err != ErrorCode.NONE:
                 out["error_code"] = err
                 continue
-            epoch, end = end_offset_for_epoch(p, rp.get("leader_epoch", UNDEFINED_EPOCH))
+            epoch, end = p.log.end_offset_for_epoch(
+                rp.get("leader_epoch", UNDEFINED_EPOCH), current_epoch=p.leader_epoch
+            )
             out["leader_epoch"] = epoch
             out["end_offset"] = end
         topics_out.append({"topic": name, "partitions": parts})
     return {"topics": topics_out}
-
-
-def epoch_history(p: Partition) -> list[tuple[int, int]]:
-    """(leader_epoch, start_offset) entries as the leader's epoch cache would hold them."""
-    log = p.log
-    entries: list[tuple[int, int]] = []
-    for epoch, start in [*log.epoch_starts, (p.leader_epoch, log.log_end_offset)]:
-        if entries and entries[-1][0] >= epoch:
-            continue
-        # Kafka's cache drops entries that a later epoch starts at or before.
-        while entries and entries[-1][1] >= start:
-            entries.pop()
-        entries.append((epoch, start))
-    # Trim from the log start: epochs that ended before it go; the one holding it starts there.
-    lso = log.log_start_offset
-    while len(entries) > 1 and entries[1][1] <= lso:
-        entries.pop(0)
-    if entries and entries[0][1] < lso:
-        entries[0] = (entries[0][0], lso)
-    return entries
-
-
-def end_offset_for_epoch(p: Partition, requested: int) -> tuple[int, int]:
-    """(leader_epoch, end_offset) answered for ``requested`` (Kafka's endOffsetFor)."""
-    entries = epoch_history(p)
-    if requested == UNDEFINED_EPOCH or not entries:
-        return UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
-    if entries[-1][0] == requested:
-        return requested, p.log.log_end_offset
-    epochs = [e for e, _ in entries]
-    higher = bisect.bisect_right(epochs, requested)
-    if higher == len(entries):
-        return UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
-    if higher == 0:
-        return requested, entries[0][1]
-    return entries[higher - 1][0], entries[higher][1]

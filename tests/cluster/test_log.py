@@ -127,7 +127,7 @@ def test_truncate_drops_whole_batches_and_later_epochs() -> None:
     log.truncate(3)  # inside the second batch: the whole batch goes
     assert log.log_end_offset == 2
     assert values(log) == [b"a", b"b"]
-    assert log.end_offset_for_epoch(1) == (1, 2)
+    assert log.end_offset_for_epoch(1, current_epoch=1) == (1, 2)
     nxt = log.append(batch("e"), leader_epoch=1, now_ms=NOW)
     assert nxt.base_offset == 2
 
@@ -137,10 +137,13 @@ def test_end_offset_for_epoch_follows_leader_changes() -> None:
     log.append(batch("a", "b"), leader_epoch=0, now_ms=NOW)
     log.start_new_epoch(2)
     log.append(batch("c"), leader_epoch=2, now_ms=NOW)
-    assert log.end_offset_for_epoch(0) == (0, 2)
-    assert log.end_offset_for_epoch(1) == (0, 2)  # largest epoch <= 1 is 0
-    assert log.end_offset_for_epoch(2) == (2, 3)
-    assert PartitionLog().end_offset_for_epoch(0) == (-1, -1)
+    assert log.end_offset_for_epoch(0, current_epoch=2) == (0, 2)
+    assert log.end_offset_for_epoch(1, current_epoch=2) == (0, 2)  # largest epoch <= 1 is 0
+    assert log.end_offset_for_epoch(2, current_epoch=2) == (2, 3)
+    assert log.end_offset_for_epoch(3, current_epoch=2) == (-1, -1)  # newer than the leader
+    # A new leader that has written nothing answers its own epoch at the log end offset.
+    assert PartitionLog().end_offset_for_epoch(0, current_epoch=0) == (0, 0)
+    assert PartitionLog().end_offset_for_epoch(-1, current_epoch=0) == (-1, -1)
 
 
 def test_legacy_message_sets_get_offsets_too() -> None:
