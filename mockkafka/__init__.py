@@ -12,7 +12,11 @@ For trio code: ``async with mockkafka.open_cluster(brokers=3) as cluster``.
 """
 
 from mockkafka._cluster import AsyncCluster, Cluster, PartitionView, TopicView, open_cluster
+from mockkafka._verbs_transactions import TransactionView
+from mockkafka.cluster.groups import GroupView, MemberView
+from mockkafka.cluster.state import ClusterConfig
 from mockkafka.cluster.traffic import Exchange, TrafficLog
+from mockkafka.cluster.transactions import CompletedTransaction
 from mockkafka.errors import (
     BrokerError,
     ConfigError,
@@ -22,22 +26,30 @@ from mockkafka.errors import (
     ProtocolError,
     error_code,
 )
+from mockkafka.faults import Faults, Rule
 from mockkafka.protocol.records import Record
 
 __all__ = [
     "AsyncCluster",
     "BrokerError",
     "Cluster",
+    "ClusterConfig",
+    "CompletedTransaction",
     "ConfigError",
     "ErrorCode",
     "Exchange",
+    "Faults",
+    "GroupView",
     "KafkaApiError",
+    "MemberView",
     "MockKafkaError",
     "PartitionView",
     "ProtocolError",
     "Record",
+    "Rule",
     "TopicView",
     "TrafficLog",
+    "TransactionView",
     "error_code",
     "open_cluster",
 ]

@@ -298,9 +298,11 @@ class GroupCoordinator:
         g = self._require(group_id)
         if isinstance(g, (ClassicGroup, ConsumerGroup)):
             g.trigger_rebalance()
+        self._state.emit_event("rebalance_triggered", group=group_id)
 
     def expire_member(self, group_id: str, member_id: str) -> None:
         """Remove a member as if its session timed out."""
+        self._state.emit_event("member_expired", group=group_id, member=member_id)
         g = self._require(group_id)
         if isinstance(g, ClassicGroup):
             cm = g.members.get(member_id)
@@ -321,6 +323,7 @@ class GroupCoordinator:
     def move_coordinator(self, group_id: str, to: int) -> None:
         """Make broker ``to`` the coordinator; the old one answers NOT_COORDINATOR."""
         self._state.coordinators.move(GROUP, group_id, to)
+        self._state.emit_event("coordinator_moved", group=group_id, broker=to)
         g = self.groups.get(group_id)
         if g is not None:
             g.fail_pending(ErrorCode.NOT_COORDINATOR)

@@ -589,6 +589,7 @@ class TransactionCoordinator:
         if txn.state is not TxnState.ONGOING:
             return False
         self._complete(txn, False, reason="verb")
+        self._state.emit_event("transaction_aborted", transactional_id=transactional_id)
         return True
 
     def expire(self, transactional_id: str) -> bool:
@@ -597,6 +598,7 @@ class TransactionCoordinator:
         if txn.state is not TxnState.ONGOING:
             return False
         self._fence_and_abort(txn, reason="timeout")
+        self._state.emit_event("transaction_expired", transactional_id=transactional_id)
         return True
 
     def fence(self, transactional_id: str) -> int:
@@ -609,6 +611,7 @@ class TransactionCoordinator:
             self._bump_epoch(txn)
             txn.last_producer_epoch = -1
             txn.last_update_ms = self._state.now_ms()
+        self._state.emit_event("producer_fenced", transactional_id=transactional_id)
         return txn.producer_epoch
 
     # -- tooling (DescribeTransactions, ListTransactions) -------------------------------------------

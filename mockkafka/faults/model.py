@@ -37,6 +37,12 @@ EVENTS = (
     "partitions_added",
     "config_changed",
     "api_versions_capped",
+    "rebalance_triggered",
+    "member_expired",
+    "coordinator_moved",
+    "transaction_aborted",
+    "transaction_expired",
+    "producer_fenced",
 )
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mockkafka.cluster.state import ClusterState, ManualClock
+from mockkafka.cluster.state import ClusterConfig, ClusterState, ManualClock
 from mockkafka.errors import ConfigError
 from mockkafka.faults import (
     CorruptBatch,
@@ -165,6 +165,17 @@ def test_cluster_verbs_record_events() -> None:
     state.truncate_log("t", 0, 0)
     names = [e.name for e in engine.events]
     assert names == ["topic_created", "leader_moved", "leader_moved", "log_truncated"]
+
+
+def test_group_verbs_record_events_rules_can_wait_for() -> None:
+    state = ClusterState(ClusterConfig(brokers=2), clock=ManualClock())
+    engine = engine_of(state)
+    faults = Faults(engine, lambda f: f())
+    rule = faults.on("FindCoordinator").after_event("coordinator_moved", group="g").observe()
+    assert not _fire(engine, RequestInfo(api="FindCoordinator"))
+    state.groups.move_coordinator("g", 2)
+    assert [e.name for e in engine.events] == ["coordinator_moved"]
+    assert _fire(engine, RequestInfo(api="FindCoordinator")) == [rule.name]
 
 
 # -- matching ----------------------------------------------------------------------------

@@ -1,0 +1,116 @@
+"""README.md's Python blocks run as written (fragments run against the cluster they assume)."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, Producer
+
+import mockkafka
+
+README = Path(__file__).resolve().parent.parent.parent / "README.md"
+DOCS_PYTEST = README.parent / "docs" / "pytest.md"
+
+
+def blocks() -> dict[str, str]:
+    """Python blocks by the heading they stand under (numbered when a heading has several)."""
+    out: dict[str, str] = {}
+    heading = ""
+    for m in re.finditer(r"^(#+ [^\n]*)$|^```python\n(.*?)^```", README.read_text(), re.M | re.S):
+        if m.group(1):
+            heading = m.group(1).lstrip("# ").strip()
+            continue
+        key = heading
+        n = 2
+        while key in out:
+            key = f"{heading} {n}"
+            n += 1
+        out[key] = m.group(2)
+    return out
+
+
+def test_readme_blocks_are_all_covered() -> None:
+    assert set(blocks()) == {
+        "Use it from Python",
+        "Use it from Python 2",
+        "In pytest",
+        "Faults",
+        "Groups and transactions",
+    }
+
+
+@pytest.mark.parametrize("name", ["Use it from Python", "Use it from Python 2"])
+def test_standalone_block_runs(name: str) -> None:
+    exec(compile(blocks()[name], f"README.md: {name}", "exec"), {})
+
+
+def test_pytest_block_is_a_tested_example() -> None:
+    # docs/pytest.md's examples are the tests in tests/examples (see test_docs_in_sync.py).
+    assert blocks()["In pytest"].strip() in DOCS_PYTEST.read_text()
+
+
+def test_faults_block_runs_against_the_cluster_it_assumes() -> None:
+    with mockkafka.Cluster(brokers=3) as cluster:
+        cluster.create_topic("orders", partitions=1, replication_factor=3)
+        for i in range(600):
+            cluster.produce("orders", b"%d" % i)
+        cluster.commit_offsets("g", {("orders", 0): 1})
+        producer = Producer(
+            {
+                "bootstrap.servers": cluster.bootstrap_servers,
+                "transactional.id": "my-transactional-id",
+            }
+        )
+        producer.init_transactions(10)
+        for _ in range(3):
+            producer.list_topics(timeout=10)
+        code = blocks()["Faults"]
+        exec(compile(code, "README.md: Faults", "exec"), {"cluster": cluster})
+        assert len(cluster.faults.rules()) == 7
+        assert cluster.topic("orders").partition(0).log_start_offset == 100
+        assert cluster.topic("orders").partition(0).high_watermark == 100
+
+
+def test_groups_block_runs_against_the_cluster_it_assumes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with mockkafka.Cluster(brokers=1) as cluster:
+        cluster.create_topic("orders", partitions=2)
+        bootstrap = cluster.bootstrap_servers
+        tx = Producer({"bootstrap.servers": bootstrap, "transactional.id": "billing-tx"})
+        tx.init_transactions(10)
+        tx.begin_transaction()
+        tx.produce("orders", b"paid", partition=0)
+        tx.commit_transaction(10)
+        consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": "billing",
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": False,
+            }
+        )
+        try:
+            consumer.subscribe(["orders"])
+            msg: Any = None
+            deadline = time.monotonic() + 15
+            while msg is None and time.monotonic() < deadline:
+                m = consumer.poll(0.2)
+                if m is not None and m.error() is None:
+                    msg = m
+            assert msg is not None and msg.value() == b"paid"
+            consumer.commit(msg, asynchronous=False)
+            exec(
+                compile(blocks()["Groups and transactions"], "README.md", "exec"),
+                {"cluster": cluster},
+            )
+        finally:
+            consumer.close()
+    out = capsys.readouterr().out
+    assert "Stable" in out
+    assert "('orders', 0): 1" in out  # committed past the one record (offset 0)
+    assert "CompleteCommit 1 0" in out or "Empty 1 0" in out
