@@ -374,16 +374,8 @@ class ClusterState:
         if name in self.topics:
             raise KafkaApiError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
         if assignments:
-            if any(len(set(a)) != len(a) or not a for a in assignments):
-                raise KafkaApiError(
-                    ErrorCode.INVALID_REPLICA_ASSIGNMENT, "duplicate or empty replica list"
-                )
             for a in assignments:
-                for b in a:
-                    if b not in self.brokers:
-                        raise KafkaApiError(
-                            ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"unknown broker {b}"
-                        )
+                self.check_replica_assignment(a)
             replicas = [list(a) for a in assignments]
         else:
             if partitions is None or partitions == -1:
@@ -425,6 +417,27 @@ class ClusterState:
         self.notify(("topics",))
         self.emit_event("topic_created", topic=name)
         return t
+
+    def check_replica_assignment(self, replicas: list[int]) -> None:
+        """Raise KafkaApiError INVALID_REPLICA_ASSIGNMENT (Kafka's messages) unless
+        ``replicas`` is a non-empty list of distinct, registered brokers."""
+        if not replicas:
+            raise KafkaApiError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                "The manual partition assignment includes an empty replica list.",
+            )
+        for b in replicas:
+            if replicas.count(b) > 1:
+                raise KafkaApiError(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                    f"The manual partition assignment includes the broker {b} more than once.",
+                )
+            if b not in self.brokers:
+                raise KafkaApiError(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                    f"The manual partition assignment includes broker {b}, but no such broker "
+                    "is registered.",
+                )
 
     def _pick_leader(self, isr: list[int]) -> int:
         for b in isr:

@@ -63,23 +63,7 @@ def _reassign(
             ErrorCode.NO_REASSIGNMENT_IN_PROGRESS,
             f"Partition {p.topic}-{p.index} has no ongoing reassignment.",
         )
-    if not target:
-        raise KafkaApiError(
-            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-            "The manual partition assignment includes an empty replica list.",
-        )
-    for b in target:
-        if target.count(b) > 1:
-            raise KafkaApiError(
-                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                f"The manual partition assignment includes the broker {b} more than once.",
-            )
-        if b not in c.brokers:
-            raise KafkaApiError(
-                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                f"The manual partition assignment includes broker {b}, but no such broker "
-                f"is registered.",
-            )
+    c.check_replica_assignment(target)
     if not allow_rf_change and len(target) != len(p.replicas):
         raise KafkaApiError(
             ErrorCode.INVALID_REPLICATION_FACTOR,

@@ -147,3 +147,44 @@ def error_response(ctx: RequestContext, request: Message, error: int) -> Message
     from mockkafka.handlers._errors import build_error_response
 
     return build_error_response(ctx.api, ctx.version, request, int(error))
+
+
+def call_handler(
+    cluster: ClusterState,
+    api_name: str,
+    request: Message,
+    *,
+    version: int | None = None,
+    broker_id: int = 1,
+    client_id: str | None = "test",
+    correlation_id: int = 1,
+    codec_roundtrip: bool = True,
+) -> Result:
+    """Run the handler of ``api_name`` on ``cluster`` as the server would, with no socket.
+
+    For sans-IO tests of broker behaviour. ``version`` defaults to the newest served. With
+    ``codec_roundtrip`` the request is encoded and decoded first (defaults filled as on the
+    wire) and a dict response is encoded and decoded back, so the test sees what a client
+    would. A :class:`Park` or :data:`NO_RESPONSE` is returned as it is: drive a Park with
+    ``cluster.run_timers()`` / ``park.resume(timed_out)``.
+    """
+    from mockkafka.protocol.codec import codec
+
+    spec = load_handlers()[API_BY_NAME[api_name].key]
+    v = spec.max_version if version is None else version
+    if codec_roundtrip:
+        req_codec = codec(spec.api.request_name, v)
+        request, _ = req_codec.decode(req_codec.encode(request))
+    ctx = RequestContext(
+        cluster=cluster,
+        broker_id=broker_id,
+        connection_id=1,
+        header=RequestHeader(spec.api.key, v, correlation_id, client_id),
+        api=spec.api,
+        now_ms=cluster.now_ms(),
+    )
+    result = spec.fn(ctx, request)
+    if codec_roundtrip and isinstance(result, dict):
+        resp_codec = codec(spec.api.response_name, v)
+        result, _ = resp_codec.decode(resp_codec.encode(result))
+    return result

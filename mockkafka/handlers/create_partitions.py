@@ -77,11 +77,7 @@ def _grow(
             )
         rf = len(topic.partitions[0].replicas) if topic.partitions else 1
         for replicas in assignments:
-            if not replicas:
-                raise KafkaApiError(
-                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    "The manual partition assignment includes an empty replica list.",
-                )
+            c.check_replica_assignment(replicas)
             if len(replicas) != rf:
                 raise KafkaApiError(
                     ErrorCode.INVALID_REPLICA_ASSIGNMENT,
@@ -89,18 +85,6 @@ def _grow(
                     f"{len(replicas)} replica(s), but this is not consistent with previous "
                     f"partitions, which have {rf} replica(s).",
                 )
-            for b in replicas:
-                if replicas.count(b) > 1:
-                    raise KafkaApiError(
-                        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                        f"The manual partition assignment includes the broker {b} more than once.",
-                    )
-                if b not in c.brokers:
-                    raise KafkaApiError(
-                        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                        f"The manual partition assignment includes broker {b}, but no such "
-                        f"broker is registered.",
-                    )
     if validate_only:
         return
     c.create_partitions(name, count, assignments)

@@ -11,23 +11,14 @@ from mockkafka.cluster.fetch_sessions import FetchSessionCache
 from mockkafka.cluster.produce import append_records
 from mockkafka.cluster.state import ClusterConfig, ClusterState, ManualClock
 from mockkafka.errors import ErrorCode
-from mockkafka.handlers.base import Park, RequestContext, load_handlers
+from mockkafka.handlers.base import Park, call_handler
 from mockkafka.protocol import records as rec
-from mockkafka.protocol.apis import API_BY_NAME
-from mockkafka.protocol.framing import RequestHeader
 
 
 def fetch(state: ClusterState, version: int, body: dict[str, Any], broker: int = 1) -> Any:
-    a = API_BY_NAME["Fetch"]
-    ctx = RequestContext(
-        cluster=state,
-        broker_id=broker,
-        connection_id=1,
-        header=RequestHeader(a.key, version, 1, "test"),
-        api=a,
-        now_ms=state.now_ms(),
+    return call_handler(
+        state, "Fetch", body, version=version, broker_id=broker, codec_roundtrip=False
     )
-    return load_handlers()[a.key].fn(ctx, body)
 
 
 def part(p: int, offset: int, pmax: int = 1 << 20) -> dict[str, Any]:

@@ -15,24 +15,12 @@ from mockkafka.cluster.producers import (
 )
 from mockkafka.cluster.state import ClusterConfig, ClusterState, ManualClock
 from mockkafka.errors import ErrorCode
-from mockkafka.handlers.base import NO_RESPONSE, RequestContext, load_handlers
+from mockkafka.handlers.base import NO_RESPONSE, call_handler
 from mockkafka.protocol import records as rec
-from mockkafka.protocol.apis import API_BY_NAME
-from mockkafka.protocol.framing import RequestHeader
 
 
 def call(state: ClusterState, api: str, version: int, body: dict[str, Any], broker: int) -> Any:
-    a = API_BY_NAME[api]
-    spec = load_handlers()[a.key]
-    ctx = RequestContext(
-        cluster=state,
-        broker_id=broker,
-        connection_id=1,
-        header=RequestHeader(a.key, version, 1, "test"),
-        api=a,
-        now_ms=state.now_ms(),
-    )
-    return spec.fn(ctx, body)
+    return call_handler(state, api, body, version=version, broker_id=broker, codec_roundtrip=False)
 
 
 def produce(

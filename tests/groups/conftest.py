@@ -17,9 +17,7 @@ from mockkafka.cluster.consumer_protocol import (
 )
 from mockkafka.cluster.coordinators import GROUP
 from mockkafka.cluster.state import ClusterConfig, ClusterState, ManualClock
-from mockkafka.handlers.base import Park, RequestContext, load_handlers
-from mockkafka.protocol.apis import API_BY_NAME
-from mockkafka.protocol.framing import RequestHeader
+from mockkafka.handlers.base import Park, call_handler, load_handlers
 
 _corr = itertools.count(1)
 
@@ -90,24 +88,23 @@ class Harness:
         broker: int | None = None,
         client_id: str = "test-client",
     ) -> dict[str, Any] | Parked:
-        from mockkafka.handlers.base import HANDLERS
         from mockkafka.protocol.codec import codec
 
-        a = API_BY_NAME[api]
         full = codec(f"{api}Request", version).default()
         full.update(body)
         gid = body.get("group_id")
         if broker is None:
             broker = self.coordinator(gid) if isinstance(gid, str) else 1
-        ctx = RequestContext(
-            cluster=self.state,
+        r = call_handler(
+            self.state,
+            api,
+            full,
+            version=version,
             broker_id=broker,
-            connection_id=1,
-            header=RequestHeader(a.key, version, next(_corr), client_id),
-            api=a,
-            now_ms=self.clock.now_ms(),
+            client_id=client_id,
+            correlation_id=next(_corr),
+            codec_roundtrip=False,
         )
-        r = HANDLERS[a.key].fn(ctx, full)
         if isinstance(r, Park):
             p = Parked(self, r, api, version)
             self.parked.append(p)

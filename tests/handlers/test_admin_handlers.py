@@ -20,11 +20,10 @@ from mockkafka.cluster.configs import (
 from mockkafka.cluster.produce import append_records
 from mockkafka.cluster.state import ClusterConfig, ClusterState
 from mockkafka.errors import ErrorCode
-from mockkafka.handlers.base import RequestContext, load_handlers
+from mockkafka.handlers.base import call_handler, load_handlers
 from mockkafka.protocol import records as rec
 from mockkafka.protocol.apis import API_BY_NAME
-from mockkafka.protocol.codec import ZERO_UUID, Message, codec
-from mockkafka.protocol.framing import RequestHeader
+from mockkafka.protocol.codec import ZERO_UUID, Message
 
 ADMIN_APIS = (
     "CreateTopics",
@@ -71,23 +70,10 @@ def call(
     broker_id: int = 1,
 ) -> Message:
     """Run a handler as the server would: request and response through the codec."""
-    api = API_BY_NAME[api_name]
-    spec = load_handlers()[api.key]
-    v = spec.max_version if version is None else version
-    req_codec = codec(api.request_name, v)
-    req, _ = req_codec.decode(req_codec.encode(request))
-    ctx = RequestContext(
-        cluster=state,
-        broker_id=broker_id,
-        connection_id=1,
-        header=RequestHeader(api.key, v, 1, "admin-test"),
-        api=api,
-        now_ms=state.now_ms(),
+    out = call_handler(
+        state, api_name, request, version=version, broker_id=broker_id, client_id="admin-test"
     )
-    resp = spec.fn(ctx, req)
-    assert isinstance(resp, dict)
-    resp_codec = codec(api.response_name, v)
-    out, _ = resp_codec.decode(resp_codec.encode(resp))
+    assert isinstance(out, dict)
     return out
 
 

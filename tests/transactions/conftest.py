@@ -13,10 +13,7 @@ import pytest
 
 from mockkafka.cluster.coordinators import GROUP, TRANSACTION
 from mockkafka.cluster.state import ClusterConfig, ClusterState, ManualClock
-from mockkafka.handlers.base import RequestContext, load_handlers
-from mockkafka.protocol.apis import API_BY_NAME
-from mockkafka.protocol.codec import codec
-from mockkafka.protocol.framing import RequestHeader
+from mockkafka.handlers.base import call_handler
 from mockkafka.protocol.records import encode_batch
 
 
@@ -31,23 +28,12 @@ class Harness:
         self._corr = 0
 
     def send(self, api: str, version: int, body: dict[str, Any], *, broker: int) -> Any:
-        a = API_BY_NAME[api]
-        req = codec(f"{api}Request", version)
-        decoded, _ = req.decode(req.encode(body))
         self._corr += 1
-        ctx = RequestContext(
-            cluster=self.state,
-            broker_id=broker,
-            connection_id=1,
-            header=RequestHeader(a.key, version, self._corr, "test"),
-            api=a,
-            now_ms=self.state.now_ms(),
+        result = call_handler(
+            self.state, api, body, version=version, broker_id=broker, correlation_id=self._corr
         )
-        result = load_handlers()[a.key].fn(ctx, decoded)
         assert isinstance(result, dict), result
-        resp = codec(f"{api}Response", version)
-        out, _ = resp.decode(resp.encode(result))
-        return out
+        return result
 
     def txn_coordinator(self, tid: str) -> int:
         return self.state.coordinators.coordinator(TRANSACTION, tid)
