@@ -1,0 +1,51 @@
+"""kafkajs (Node.js) against mockkafka: a client with its own protocol implementation.
+
+Needs ``node`` and kafkajs installed under ``<repo>/.node`` (``.ci/run`` does
+``npm install --prefix .node kafkajs@2.2.4``); skips, saying so, when either is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import mockkafka
+from tests.interop.conftest import unique
+
+REPO = Path(__file__).resolve().parent.parent.parent
+NODE_MODULES = REPO / ".node" / "node_modules"
+SCRIPT = Path(__file__).resolve().parent / "kafkajs" / "roundtrip.js"
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("node") is None or not (NODE_MODULES / "kafkajs").is_dir(),
+    reason="node or kafkajs missing: run `npm install --prefix .node kafkajs@2.2.4`",
+)
+
+
+def test_kafkajs_creates_produces_idempotently_and_consumes_in_a_group() -> None:
+    with mockkafka.Cluster(brokers=3) as cluster:
+        topic, group = unique("js"), unique("jsg")
+        proc = subprocess.run(
+            ["node", str(SCRIPT), cluster.bootstrap_servers, topic, group, "300"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "NODE_PATH": str(NODE_MODULES)},
+        )
+        assert proc.returncode == 0, proc.stderr
+        result = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert result["created"] is True
+        assert result["partitions"] == 3
+        assert sorted(result["seen"]) == sorted(f"v{i}" for i in range(300))
+        # The broker holds each record once (idempotent producer), gzip on the wire.
+        held = [r.value for r in cluster.topic(topic).records()]
+        assert sorted(held) == sorted(f"v{i}".encode() for i in range(300))
+        assert cluster.traffic.requests("InitProducerId")
+        # The group committed what it consumed.
+        committed = cluster.committed_offsets(group)
+        assert sum(committed.get((topic, p), 0) for p in range(3)) == 300
