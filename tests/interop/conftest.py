@@ -95,3 +95,19 @@ def produced_codecs(cluster: mockkafka.Cluster, topic: str) -> set[str]:
                 for header, _raw in rec.iter_batches(pd.get("records") or b""):
                     out.add(CODECS[header.attributes & 0x07])
     return out
+
+
+@pytest.fixture
+def topics(cluster: mockkafka.Cluster) -> tuple[str, str]:
+    """Two topics for transaction tests: 2 partitions and 1 partition, replicated over the
+    three brokers (use with :func:`txn_partitions`)."""
+    a, b = unique("ta"), unique("tb")
+    cluster.create_topic(a, partitions=2, replication_factor=3)
+    cluster.create_topic(b, partitions=1, replication_factor=3)
+    return a, b
+
+
+def txn_partitions(topics: tuple[str, str]) -> list[tuple[str, int]]:
+    """Every partition of the :func:`topics` pair."""
+    a, b = topics
+    return [(a, 0), (a, 1), (b, 0)]

@@ -17,26 +17,13 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import KafkaError
 
 import mockkafka
-from tests.interop.conftest import requires_apis, unique
+from tests.interop.conftest import requires_apis, txn_partitions, unique
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(45)]
 
 
 class Boom(Exception):
     """Raised inside a transaction block to make aiokafka abort it."""
-
-
-@pytest.fixture
-def topics(cluster: mockkafka.Cluster) -> tuple[str, str]:
-    a, b = unique("ta"), unique("tb")
-    cluster.create_topic(a, partitions=2, replication_factor=3)
-    cluster.create_topic(b, partitions=1, replication_factor=3)
-    return a, b
-
-
-def _parts(topics: tuple[str, str]) -> list[tuple[str, int]]:
-    a, b = topics
-    return [(a, 0), (a, 1), (b, 0)]
 
 
 async def _stop(p: AIOKafkaProducer) -> None:
@@ -81,7 +68,7 @@ async def _read(
 
 async def _send(p: AIOKafkaProducer, topics: tuple[str, str], tag: str) -> list[bytes]:
     sent = []
-    for topic, idx in _parts(topics):
+    for topic, idx in txn_partitions(topics):
         for i in range(2):
             v = f"{tag}-{topic}-{idx}-{i}".encode()
             await p.send(topic, v, partition=idx)
@@ -110,10 +97,10 @@ def test_commit_and_abort_across_partitions_of_two_topics(
             await _stop(p)
         txn = cluster.transaction(tid)
         assert [t.committed for t in txn.history] == [True, False]
-        assert set(txn.history[0].partitions) == set(_parts(topics))
-        got = await _read(cluster, _parts(topics), "read_committed", expect=6)
+        assert set(txn.history[0].partitions) == set(txn_partitions(topics))
+        got = await _read(cluster, txn_partitions(topics), "read_committed", expect=6)
         assert got == sorted(committed)
-        got = await _read(cluster, _parts(topics), "read_uncommitted", expect=12)
+        got = await _read(cluster, txn_partitions(topics), "read_uncommitted", expect=12)
         assert got == sorted(committed + aborted)
 
     asyncio.run(asyncio.wait_for(main(), 30))

@@ -17,18 +17,9 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 import mockkafka
-from tests.interop.conftest import requires_apis, unique, wait_until
+from tests.interop.conftest import requires_apis, txn_partitions, unique, wait_until
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(30)]
-
-
-@pytest.fixture
-def topics(cluster: mockkafka.Cluster) -> tuple[str, str]:
-    """Two topics: 2 partitions and 1 partition, replicated over the three brokers."""
-    a, b = unique("ta"), unique("tb")
-    cluster.create_topic(a, partitions=2, replication_factor=3)
-    cluster.create_topic(b, partitions=1, replication_factor=3)
-    return a, b
 
 
 def _producer(cluster: mockkafka.Cluster, tid: str, **conf: Any) -> Producer:
@@ -89,17 +80,12 @@ def _read(
     return sorted(got)
 
 
-def _all_parts(topics: tuple[str, str]) -> list[tuple[str, int]]:
-    a, b = topics
-    return [(a, 0), (a, 1), (b, 0)]
-
-
 def _send_batch(
     p: Producer, topics: tuple[str, str], tag: str
 ) -> dict[tuple[str, int], list[bytes]]:
     """Two messages to each partition; returns what went where."""
     sent: dict[tuple[str, int], list[bytes]] = {}
-    for topic, idx in _all_parts(topics):
+    for topic, idx in txn_partitions(topics):
         for i in range(2):
             v = f"{tag}-{idx}-{i}".encode()
             p.produce(topic, value=v, partition=idx)
@@ -128,15 +114,15 @@ def test_commit_and_abort_across_partitions_of_two_topics(
         _close(p)
     txn = cluster.transaction(tid)
     assert txn.state == "CompleteAbort" and (txn.committed_count, txn.aborted_count) == (1, 1)
-    assert set(txn.history[0].partitions) == set(_all_parts(topics))
-    for topic, idx in _all_parts(topics):
+    assert set(txn.history[0].partitions) == set(txn_partitions(topics))
+    for topic, idx in txn_partitions(topics):
         part = cluster.topic(topic).partition(idx)
         assert part.last_stable_offset == part.high_watermark == 6  # 2 + marker, 2 + marker
         stored = [r.value for r in part.records()]
         assert stored == committed[(topic, idx)] + aborted[(topic, idx)]
-    got = _read(cluster, _all_parts(topics), "read_committed", expect=6, settle=0.3)
+    got = _read(cluster, txn_partitions(topics), "read_committed", expect=6, settle=0.3)
     assert got == sorted(_flat(committed))
-    got = _read(cluster, _all_parts(topics), "read_uncommitted", expect=12)
+    got = _read(cluster, txn_partitions(topics), "read_uncommitted", expect=12)
     assert got == sorted(_flat(committed) + _flat(aborted))
 
 

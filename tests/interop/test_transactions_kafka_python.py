@@ -18,22 +18,9 @@ from kafka.admin import AbortTransactionSpec, KafkaAdminClient
 from kafka.errors import KafkaError
 
 import mockkafka
-from tests.interop.conftest import requires_apis, unique
+from tests.interop.conftest import requires_apis, txn_partitions, unique
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(45)]
-
-
-@pytest.fixture
-def topics(cluster: mockkafka.Cluster) -> tuple[str, str]:
-    a, b = unique("ta"), unique("tb")
-    cluster.create_topic(a, partitions=2, replication_factor=3)
-    cluster.create_topic(b, partitions=1, replication_factor=3)
-    return a, b
-
-
-def _parts(topics: tuple[str, str]) -> list[tuple[str, int]]:
-    a, b = topics
-    return [(a, 0), (a, 1), (b, 0)]
 
 
 def _producer(cluster: mockkafka.Cluster, tid: str, **conf: Any) -> KafkaProducer:
@@ -74,7 +61,7 @@ def _read(
 
 def _send(p: KafkaProducer, topics: tuple[str, str], tag: str) -> list[bytes]:
     sent = []
-    for topic, idx in _parts(topics):
+    for topic, idx in txn_partitions(topics):
         for i in range(2):
             v = f"{tag}-{topic}-{idx}-{i}".encode()
             p.send(topic, value=v, partition=idx)
@@ -99,9 +86,9 @@ def test_commit_and_abort_across_partitions_of_two_topics(
         _close(p)
     txn = cluster.transaction(tid)
     assert [t.committed for t in txn.history] == [True, False]
-    assert set(txn.history[1].partitions) == set(_parts(topics))
-    assert _read(cluster, _parts(topics), "read_committed") == sorted(committed)
-    assert _read(cluster, _parts(topics), "read_uncommitted") == sorted(committed + aborted)
+    assert set(txn.history[1].partitions) == set(txn_partitions(topics))
+    assert _read(cluster, txn_partitions(topics), "read_committed") == sorted(committed)
+    assert _read(cluster, txn_partitions(topics), "read_uncommitted") == sorted(committed + aborted)
 
 
 def test_read_committed_consumer_waits_for_the_commit(
