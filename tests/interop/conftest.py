@@ -111,3 +111,14 @@ def txn_partitions(topics: tuple[str, str]) -> list[tuple[str, int]]:
     """Every partition of the :func:`topics` pair."""
     a, b = topics
     return [(a, 0), (a, 1), (b, 0)]
+
+
+def source_and_sink(cluster: mockkafka.Cluster, records: int) -> tuple[str, str]:
+    """A consume-transform-produce pair of one-partition topics; the source holds
+    ``records`` values ``m0``, ``m1``, ..."""
+    src, dst = unique("src"), unique("dst")
+    cluster.create_topic(src, partitions=1, replication_factor=3)
+    cluster.create_topic(dst, partitions=1, replication_factor=3)
+    for i in range(records):
+        cluster.produce(src, f"m{i}".encode())
+    return src, dst

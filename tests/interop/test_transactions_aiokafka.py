@@ -17,7 +17,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import KafkaError
 
 import mockkafka
-from tests.interop.conftest import requires_apis, txn_partitions, unique
+from tests.interop.conftest import requires_apis, source_and_sink, txn_partitions, unique
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(45)]
 
@@ -110,11 +110,7 @@ def test_commit_and_abort_across_partitions_of_two_topics(
 def test_consume_transform_produce_commits_the_group_offsets(
     cluster: mockkafka.Cluster,
 ) -> None:
-    src, dst = unique("src"), unique("dst")
-    cluster.create_topic(src, partitions=1, replication_factor=3)
-    cluster.create_topic(dst, partitions=1, replication_factor=3)
-    for i in range(4):
-        cluster.produce(src, f"m{i}".encode())
+    src, dst = source_and_sink(cluster, 4)
     group, tid = unique("g"), unique("tx")
 
     async def main() -> None:

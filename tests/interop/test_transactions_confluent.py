@@ -17,7 +17,13 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 import mockkafka
-from tests.interop.conftest import requires_apis, txn_partitions, unique, wait_until
+from tests.interop.conftest import (
+    requires_apis,
+    source_and_sink,
+    txn_partitions,
+    unique,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(30)]
 
@@ -202,11 +208,7 @@ def _transform_loop(
 def test_consume_transform_produce_commits_offsets_with_the_transaction(
     cluster: mockkafka.Cluster,
 ) -> None:
-    src, dst = unique("src"), unique("dst")
-    cluster.create_topic(src, partitions=1, replication_factor=3)
-    cluster.create_topic(dst, partitions=1, replication_factor=3)
-    for i in range(5):
-        cluster.produce(src, f"m{i}".encode())
+    src, dst = source_and_sink(cluster, 5)
     group, tid = unique("g"), unique("tx")
     consumer = _group_consumer(cluster, group)
     producer = _producer(cluster, tid)
@@ -232,11 +234,7 @@ def test_consume_transform_produce_commits_offsets_with_the_transaction(
 def test_consume_transform_produce_in_a_subscribed_group_resumes_from_committed_offsets(
     cluster: mockkafka.Cluster,
 ) -> None:
-    src, dst = unique("src"), unique("dst")
-    cluster.create_topic(src, partitions=1, replication_factor=3)
-    cluster.create_topic(dst, partitions=1, replication_factor=3)
-    for i in range(5):
-        cluster.produce(src, f"m{i}".encode())
+    src, dst = source_and_sink(cluster, 5)
     group, tid = unique("g"), unique("tx")
     consumer = _group_consumer(cluster, group)
     producer = _producer(cluster, tid)
