@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import uuid
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from typing import TypeVar
 
 from mockkafka.cluster.state import Partition, Topic
 from mockkafka.errors import ErrorCode
@@ -59,3 +62,21 @@ def node_endpoints(ctx: RequestContext, ids: set[int]) -> list[dict[str, object]
         if b is not None and b.running:
             out.append({"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack})
     return out
+
+
+T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
+
+
+def distinct_entries(items: Iterable[T], key: Callable[[T], K]) -> Iterator[tuple[T, K, bool]]:
+    """Each distinct key of a request's entries once, in order: ``(first entry, key,
+    repeated)``. Admin APIs answer a repeated entry once, with an error (INVALID_REQUEST or
+    DUPLICATE_RESOURCE), instead of acting on it twice."""
+    entries = list(items)
+    counts = Counter(key(e) for e in entries)
+    seen: set[K] = set()
+    for e in entries:
+        k = key(e)
+        if k not in seen:
+            seen.add(k)
+            yield e, k, counts[k] > 1

@@ -12,29 +12,24 @@ Not implemented: ``timeout_ms`` is ignored; no partition-count quotas.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from mockkafka.errors import ErrorCode, KafkaApiError
+from mockkafka.handlers._common import distinct_entries
 from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.protocol.codec import Message
 
 
 @handler("CreatePartitions", versions=(0, 3))
 def handle(ctx: RequestContext, request: Message) -> Result:
-    topics = request.get("topics") or []
-    counts = Counter(t.get("name") for t in topics)
     validate_only = bool(request.get("validate_only"))
     out: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for t in topics:
-        name = t.get("name") or ""
-        if name in seen:
-            continue
-        seen.add(name)
+    for t, name, repeated in distinct_entries(
+        request.get("topics") or [], lambda t: str(t.get("name") or "")
+    ):
         result: dict[str, Any] = {"name": name, "error_code": 0, "error_message": None}
         out.append(result)
-        if counts[name] > 1:
+        if repeated:
             result["error_code"] = ErrorCode.INVALID_REQUEST
             result["error_message"] = "Duplicate topic in request."
             continue

@@ -17,29 +17,24 @@ CreateTopicPolicy, no topic-count quotas (THROTTLING_QUOTA_EXCEEDED).
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from mockkafka.cluster.configs import ResourceType, describe_topic, validate_configs
 from mockkafka.cluster.state import Topic
 from mockkafka.errors import ErrorCode, KafkaApiError
+from mockkafka.handlers._common import distinct_entries
 from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.protocol.codec import ZERO_UUID, Message
 
 
 @handler("CreateTopics", versions=(0, 7))
 def handle(ctx: RequestContext, request: Message) -> Result:
-    topics = request.get("topics") or []
-    counts = Counter(t.get("name") for t in topics)
     validate_only = bool(request.get("validate_only")) and ctx.version >= 1
     out: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for t in topics:
-        name = t.get("name") or ""
-        if name in seen:
-            continue
-        seen.add(name)
-        if counts[name] > 1:
+    for t, name, repeated in distinct_entries(
+        request.get("topics") or [], lambda t: str(t.get("name") or "")
+    ):
+        if repeated:
             out.append(
                 _error(
                     name,

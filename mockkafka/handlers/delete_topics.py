@@ -15,10 +15,10 @@ offsets of the topic in consumer groups are left to the group coordinator.
 from __future__ import annotations
 
 import uuid
-from collections import Counter
 from typing import Any
 
 from mockkafka.errors import ErrorCode
+from mockkafka.handlers._common import distinct_entries
 from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.protocol.codec import ZERO_UUID, Message
 
@@ -31,15 +31,10 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         ]
     else:
         wanted = [(n, ZERO_UUID) for n in request.get("topic_names") or []]
-    counts = Counter(wanted)
     enabled = ctx.cluster.broker_configs.get("delete.topic.enable", "true").lower() == "true"
     out: list[dict[str, Any]] = []
-    done: set[tuple[str | None, uuid.UUID]] = set()
-    for name, topic_id in wanted:
-        if (name, topic_id) in done:
-            continue
-        done.add((name, topic_id))
-        code, message, name_out = _delete(ctx, name, topic_id, counts[(name, topic_id)], enabled)
+    for (name, topic_id), _key, repeated in distinct_entries(wanted, lambda w: w):
+        code, message, name_out = _delete(ctx, name, topic_id, repeated, enabled)
         out.append(
             {
                 "name": name_out,
@@ -52,7 +47,7 @@ def handle(ctx: RequestContext, request: Message) -> Result:
 
 
 def _delete(
-    ctx: RequestContext, name: str | None, topic_id: uuid.UUID, count: int, enabled: bool
+    ctx: RequestContext, name: str | None, topic_id: uuid.UUID, repeated: bool, enabled: bool
 ) -> tuple[ErrorCode, str, str | None]:
     c = ctx.cluster
     by_id = topic_id != ZERO_UUID
@@ -60,7 +55,7 @@ def _delete(
         return ErrorCode.INVALID_REQUEST, "You may not specify both topic name and topic id.", name
     if not by_id and name is None:
         return ErrorCode.INVALID_REQUEST, "Neither topic name nor id were specified.", name
-    if count > 1:
+    if repeated:
         return ErrorCode.INVALID_REQUEST, "Duplicate topic name or id in request.", name
     topic = c.topics_by_id.get(topic_id) if by_id else c.topics.get(name or "")
     if topic is None:

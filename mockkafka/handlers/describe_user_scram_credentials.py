@@ -9,21 +9,20 @@ Not implemented: storing credentials (AlterUserScramCredentials), SASL/SCRAM its
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from mockkafka.errors import ErrorCode
+from mockkafka.handlers._common import distinct_entries
 from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.protocol.codec import Message
 
 
 @handler("DescribeUserScramCredentials", versions=(0, 0))
 def handle(ctx: RequestContext, request: Message) -> Result:
-    users = [u.get("name") or "" for u in request.get("users") or []]
-    counts = Counter(users)
+    users = [str(u.get("name") or "") for u in request.get("users") or []]
     results: list[dict[str, Any]] = []
-    for user in dict.fromkeys(users):
-        if counts[user] > 1:
+    for user, _key, repeated in distinct_entries(users, lambda u: u):
+        if repeated:
             code, message = (
                 ErrorCode.DUPLICATE_RESOURCE,
                 f"Cannot describe SCRAM credentials for the same user twice in a single request: {user}",
