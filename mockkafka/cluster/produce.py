@@ -2,7 +2,11 @@
 
 :func:`append_records` is the one path by which records enter a log -- from Produce and from
 the public ``Cluster.produce`` helper alike. It validates the blob (framing, CRC, size
-against ``max.message.bytes``), applies idempotent-producer sequence checks (duplicates are
+against ``max.message.bytes``), validates each batch as Kafka's ``LogValidator`` does
+(:func:`validate_batch`: no control batches from clients, a records count that matches the
+offset deltas, records that parse, a decompressed size under
+``mockkafka.max.decompressed.batch.bytes``) so nothing a later read would choke on is stored,
+applies idempotent-producer sequence checks (duplicates are
 acknowledged with their original offsets), asks the transaction subsystem whether a
 transactional batch may be written, appends, and wakes fetchers waiting on the partition.
 """
@@ -10,7 +14,9 @@ transactional batch may be written, appends, and wakes fetchers waiting on the p
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
+from mockkafka.cluster.limits import limits
 from mockkafka.cluster.log import AppendResult
 from mockkafka.cluster.producers import BatchMetadata, check_sequence, record_append
 from mockkafka.cluster.state import ClusterState, Partition, Topic
@@ -30,6 +36,65 @@ class ProduceOutcome:
     message: str | None = None
 
 
+class Unchecked:
+    """The default of ``append_records(validated=)``: not validated yet."""
+
+
+UNCHECKED: Final = Unchecked()
+
+RecordsBlob = bytes | bytearray | memoryview
+
+
+def validate_records(data: RecordsBlob | None, max_decompressed: int) -> ProduceOutcome | None:
+    """The LogValidator verdict on a produced records blob: None when every batch may be
+    stored, else the error to answer. Pure and thread-safe (the server may run it off the
+    event loop)."""
+    if not data:
+        return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message="empty records")
+    try:
+        batches = rec.split_batches(data, allow_partial=False)
+    except UnsupportedCodecError as exc:
+        return ProduceOutcome(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, message=str(exc))
+    except ProtocolError as exc:
+        return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message=str(exc))
+    return validate_batches(batches, max_decompressed)
+
+
+def validate_batches(
+    batches: list[tuple[rec.BatchHeader, memoryview]], max_decompressed: int
+) -> ProduceOutcome | None:
+    """:func:`validate_records` for batches already split (and CRC-checked)."""
+    for header, raw in batches:
+        if header.is_control:
+            return ProduceOutcome(
+                ErrorCode.INVALID_RECORD, message="Clients are not allowed to write control records"
+            )
+        if header.magic >= 2 and header.records_count != header.last_offset_delta + 1:
+            return ProduceOutcome(
+                ErrorCode.INVALID_RECORD,
+                message=f"Record count {header.records_count} does not match the last offset "
+                f"delta {header.last_offset_delta} of the batch",
+            )
+        if header.magic >= 2 and header.records_count <= 0:
+            return ProduceOutcome(ErrorCode.INVALID_RECORD, message="Batch holds no records")
+        try:
+            _, records = rec.decode_batch(raw, check_crc=False, max_output_size=max_decompressed)
+        except UnsupportedCodecError as exc:
+            return ProduceOutcome(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, message=str(exc))
+        except ProtocolError as exc:
+            return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message=str(exc))
+        if header.magic >= 2:
+            base = header.base_offset
+            for i, r in enumerate(records):
+                if r.offset - base != i:
+                    return ProduceOutcome(
+                        ErrorCode.INVALID_RECORD,
+                        message=f"Invalid offset delta {r.offset - base} of record {i} "
+                        "(deltas must count 0, 1, 2, ...)",
+                    )
+    return None
+
+
 def append_records(
     state: ClusterState,
     topic: Topic,
@@ -37,8 +102,13 @@ def append_records(
     data: bytes | bytearray | memoryview | None,
     *,
     transactional_id: str | None = None,
+    validated: ProduceOutcome | None | Unchecked = UNCHECKED,
 ) -> ProduceOutcome:
-    """Validate and append ``data`` to ``p`` (whose leader the caller has checked)."""
+    """Validate and append ``data`` to ``p`` (whose leader the caller has checked).
+
+    ``validated`` is :func:`validate_records` already run on ``data`` (the server runs it off
+    the event loop for big requests); by default it runs here.
+    """
     if not data:
         return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message="empty records")
     try:
@@ -58,6 +128,10 @@ def append_records(
             )
         if not rec.verify_crc(header, raw):
             return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message="CRC mismatch")
+    if isinstance(validated, Unchecked):
+        validated = validate_batches(batches, limits(state).max_decompressed_batch_bytes)
+    if validated is not None:
+        return validated
     first = batches[0][0]
     pid = first.producer_id if first.magic >= 2 else -1
     # Idempotence only exists for magic 2, whose headers count their records.

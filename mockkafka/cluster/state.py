@@ -37,6 +37,7 @@ from mockkafka.cluster.configs import (
     TOPIC_TO_BROKER,
     validate_topic_config,
 )
+from mockkafka.cluster.limits import check_partitions_per_op
 from mockkafka.cluster.log import PartitionLog
 from mockkafka.cluster.producers import ProducerIdInfo, ProducerPartitionState
 from mockkafka.errors import ErrorCode, KafkaApiError
@@ -374,6 +375,7 @@ class ClusterState:
         if name in self.topics:
             raise KafkaApiError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
         if assignments:
+            check_partitions_per_op(self, len(assignments))
             for a in assignments:
                 self.check_replica_assignment(a)
             replicas = [list(a) for a in assignments]
@@ -386,6 +388,7 @@ class ClusterState:
                 raise KafkaApiError(
                     ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0."
                 )
+            check_partitions_per_op(self, partitions)
             if replication_factor < 1:
                 raise KafkaApiError(
                     ErrorCode.INVALID_REPLICATION_FACTOR,
@@ -466,6 +469,7 @@ class ClusterState:
                 f"Topic currently has {have} partitions, which is higher than or equal to "
                 f"the requested {total}.",
             )
+        check_partitions_per_op(self, total - have)
         rf = len(t.partitions[0].replicas) if t.partitions else 1
         if assignments:
             if len(assignments) != total - have:

@@ -7,6 +7,9 @@ and changes nothing. Per-topic errors with Kafka's messages: UNKNOWN_TOPIC_OR_PA
 INVALID_PARTITIONS (not an increase), INVALID_REPLICA_ASSIGNMENT, INVALID_REQUEST (a topic
 named twice in one request).
 
+More new partitions in all than ``mockkafka.max.records.per.user.op`` (cluster/limits.py)
+answers POLICY_VIOLATION for every topic, as Kafka's KRaft controller does.
+
 Not implemented: ``timeout_ms`` is ignored; no partition-count quotas.
 """
 
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mockkafka.cluster.limits import EXCESSIVE_BATCH, limits
 from mockkafka.errors import ErrorCode, KafkaApiError
 from mockkafka.handlers._common import distinct_entries
 from mockkafka.handlers.base import RequestContext, Result, handler
@@ -23,10 +27,24 @@ from mockkafka.protocol.codec import Message
 @handler("CreatePartitions", versions=(0, 3))
 def handle(ctx: RequestContext, request: Message) -> Result:
     validate_only = bool(request.get("validate_only"))
+    topics = request.get("topics") or []
+    wanted = 0
+    for t in topics:
+        have = ctx.cluster.topics.get(str(t.get("name") or ""))
+        wanted += max(0, t.get("count", 0) - (len(have.partitions) if have else 0))
+    if wanted > limits(ctx.cluster).max_records_per_user_op:
+        return {
+            "results": [
+                {
+                    "name": str(t.get("name") or ""),
+                    "error_code": ErrorCode.POLICY_VIOLATION,
+                    "error_message": EXCESSIVE_BATCH,
+                }
+                for t in topics
+            ]
+        }
     out: list[dict[str, Any]] = []
-    for t, name, repeated in distinct_entries(
-        request.get("topics") or [], lambda t: str(t.get("name") or "")
-    ):
+    for t, name, repeated in distinct_entries(topics, lambda t: str(t.get("name") or "")):
         result: dict[str, Any] = {"name": name, "error_code": 0, "error_message": None}
         out.append(result)
         if repeated:

@@ -13,6 +13,10 @@ source; from v7 the topic id.
 
 Not implemented: ``timeout_ms`` is ignored (creation completes before the answer), no
 CreateTopicPolicy, no topic-count quotas (THROTTLING_QUOTA_EXCEEDED).
+
+A request asking for more partitions in all than the controller's bound
+(``mockkafka.max.records.per.user.op``, see cluster/limits.py) answers POLICY_VIOLATION for
+every topic, as Kafka's KRaft controller does, before any work is done.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from mockkafka.cluster.configs import ResourceType, describe_topic, validate_configs
+from mockkafka.cluster.limits import EXCESSIVE_BATCH, limits
 from mockkafka.cluster.state import Topic
 from mockkafka.errors import ErrorCode, KafkaApiError
 from mockkafka.handlers._common import distinct_entries
@@ -30,10 +35,21 @@ from mockkafka.protocol.codec import ZERO_UUID, Message
 @handler("CreateTopics", versions=(0, 7))
 def handle(ctx: RequestContext, request: Message) -> Result:
     validate_only = bool(request.get("validate_only")) and ctx.version >= 1
+    topics = request.get("topics") or []
+    wanted = sum(
+        len(t.get("assignments") or ())
+        or max(t.get("num_partitions", -1), ctx.cluster.config.default_partitions)
+        for t in topics
+    )
+    if wanted > limits(ctx.cluster).max_records_per_user_op:
+        return {
+            "topics": [
+                _error(str(t.get("name") or ""), ErrorCode.POLICY_VIOLATION, EXCESSIVE_BATCH)
+                for t in topics
+            ]
+        }
     out: list[dict[str, Any]] = []
-    for t, name, repeated in distinct_entries(
-        request.get("topics") or [], lambda t: str(t.get("name") or "")
-    ):
+    for t, name, repeated in distinct_entries(topics, lambda t: str(t.get("name") or "")):
         if repeated:
             out.append(
                 _error(

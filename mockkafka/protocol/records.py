@@ -60,6 +60,7 @@ from typing import Any, Final, Literal
 import crc32c
 
 from mockkafka.protocol.compression import (
+    DEFAULT_MAX_OUTPUT_SIZE,
     CompressionType,
     UnsupportedCodecError,
     compress,
@@ -456,7 +457,9 @@ def _require_crc(header: BatchHeader, raw: memoryview) -> None:
 # =========================================================================== decoding
 
 
-def _decode_v2_records(header: BatchHeader, raw: memoryview) -> list[Record]:
+def _decode_v2_records(
+    header: BatchHeader, raw: memoryview, max_output_size: int = DEFAULT_MAX_OUTPUT_SIZE
+) -> list[Record]:
     payload = raw[V2_HEADER_SIZE:]
     codec = header.attributes & _CODEC_MASK
     count = header.records_count
@@ -464,7 +467,7 @@ def _decode_v2_records(header: BatchHeader, raw: memoryview) -> list[Record]:
         return []
     if codec:
         try:
-            buf = decompress(codec, payload)
+            buf = decompress(codec, payload, max_output_size=max_output_size)
         except UnsupportedCodecError:
             raise
         except ProtocolError as exc:
@@ -615,7 +618,9 @@ def _legacy_key_value(buf: BytesLike, pos: int, end: int) -> tuple[bytes | None,
     return key, value
 
 
-def _decompress_wrapper(header: BatchHeader, raw: memoryview) -> tuple[bytes | None, bytes, bytes]:
+def _decompress_wrapper(
+    header: BatchHeader, raw: memoryview, max_output_size: int = DEFAULT_MAX_OUTPUT_SIZE
+) -> tuple[bytes | None, bytes, bytes]:
     """Return (key, compressed value, inner message set) of a compressed legacy wrapper."""
     start = _LEGACY_V0.size if header.magic == 0 else _LEGACY_V1.size
     try:
@@ -625,7 +630,12 @@ def _decompress_wrapper(header: BatchHeader, raw: memoryview) -> tuple[bytes | N
     if value is None:
         raise ProtocolError(f"compressed message at offset {header.base_offset} has a null value")
     try:
-        inner = decompress(header.attributes & _CODEC_MASK, value, magic=header.magic)
+        inner = decompress(
+            header.attributes & _CODEC_MASK,
+            value,
+            magic=header.magic,
+            max_output_size=max_output_size,
+        )
     except UnsupportedCodecError:
         raise
     except ProtocolError as exc:
@@ -656,7 +666,12 @@ def _scan_inner(header: BatchHeader, inner: bytes, check_crc: bool) -> list[_Leg
     return messages
 
 
-def _decode_legacy_records(header: BatchHeader, raw: memoryview, check_crc: bool) -> list[Record]:
+def _decode_legacy_records(
+    header: BatchHeader,
+    raw: memoryview,
+    check_crc: bool,
+    max_output_size: int = DEFAULT_MAX_OUTPUT_SIZE,
+) -> list[Record]:
     body_start = _LEGACY_V0.size if header.magic == 0 else _LEGACY_V1.size
     if not header.attributes & _CODEC_MASK:
         try:
@@ -664,7 +679,7 @@ def _decode_legacy_records(header: BatchHeader, raw: memoryview, check_crc: bool
         except ProtocolError as exc:
             raise ProtocolError(f"message at offset {header.base_offset}: {exc}") from None
         return [Record(header.base_offset, header.base_timestamp, key, value)]
-    _, _, inner = _decompress_wrapper(header, raw)
+    _, _, inner = _decompress_wrapper(header, raw, max_output_size)
     messages = _scan_inner(header, inner, check_crc)
     wrapper_offset = header.base_offset
     # v1 wrappers hold relative inner offsets; the wrapper carries the last absolute one.
@@ -685,27 +700,35 @@ def _decode_legacy_records(header: BatchHeader, raw: memoryview, check_crc: bool
     return records
 
 
-def _decode(header: BatchHeader, raw: memoryview, check_crc: bool) -> list[Record]:
+def _decode(
+    header: BatchHeader,
+    raw: memoryview,
+    check_crc: bool,
+    max_output_size: int = DEFAULT_MAX_OUTPUT_SIZE,
+) -> list[Record]:
     if check_crc:
         _require_crc(header, raw)
     if header.magic >= 2:
-        return _decode_v2_records(header, raw)
-    return _decode_legacy_records(header, raw, check_crc)
+        return _decode_v2_records(header, raw, max_output_size)
+    return _decode_legacy_records(header, raw, check_crc, max_output_size)
 
 
-def decode_batch(raw: BytesLike, *, check_crc: bool = True) -> tuple[BatchHeader, list[Record]]:
+def decode_batch(
+    raw: BytesLike, *, check_crc: bool = True, max_output_size: int = DEFAULT_MAX_OUTPUT_SIZE
+) -> tuple[BatchHeader, list[Record]]:
     """Fully decode one entry (a v2 batch or legacy message, as yielded by iter_batches).
 
     Decompresses, checks CRCs (unless ``check_crc=False``), every length and the records
     count, and returns the header and the records -- control records included, see
     :func:`decode_control_record`. Raises :class:`ProtocolError` if anything is wrong, which
-    makes this the deep validation for a produce path too.
+    makes this the deep validation for a produce path too. A compressed payload that would
+    decompress to more than ``max_output_size`` bytes is a ProtocolError (a bomb).
     """
     batches = split_batches(raw)
     if len(batches) != 1:
         raise ProtocolError(f"expected exactly one batch, found {len(batches)}")
     header, view = batches[0]
-    return header, _decode(header, view, check_crc)
+    return header, _decode(header, view, check_crc, max_output_size)
 
 
 def decode_records(
