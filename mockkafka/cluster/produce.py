@@ -22,6 +22,7 @@ from mockkafka.cluster.producers import BatchMetadata, check_sequence, record_ap
 from mockkafka.cluster.state import ClusterState, Partition, Topic
 from mockkafka.errors import ErrorCode
 from mockkafka.protocol import records as rec
+from mockkafka.protocol.codec import Message
 from mockkafka.protocol.compression import UnsupportedCodecError
 from mockkafka.protocol.errors import ProtocolError
 
@@ -43,6 +44,40 @@ class Unchecked:
 UNCHECKED: Final = Unchecked()
 
 RecordsBlob = bytes | bytearray | memoryview
+
+
+#: Validation work one records blob may do on the event loop (records parsed, compressed
+#: bytes inflated, bytes scanned); a blob past any of them is validated on a worker thread
+#: by the server (``server/limits.py``), so no Produce blocks the loop for long.
+INLINE_RECORDS: Final = 20_000
+INLINE_COMPRESSED_BYTES: Final = 16 * 1024
+INLINE_BYTES: Final = 1024 * 1024
+
+
+def produce_blobs(request: Message) -> list[RecordsBlob]:
+    """Every partition's records blob of a Produce request (skipping empty ones)."""
+    return [
+        pd["records"]
+        for td in request.get("topic_data") or []
+        for pd in td.get("partition_data") or []
+        if pd.get("records")
+    ]
+
+
+def validation_is_costly(data: RecordsBlob) -> bool:
+    """Whether validating ``data`` could take long (see INLINE_RECORDS); reads headers only."""
+    if len(data) > INLINE_BYTES:
+        return True
+    try:
+        batches = rec.split_batches(data, allow_partial=False)
+    except ProtocolError:
+        return False  # rejected at once when validated
+    records = 0
+    for header, raw in batches:
+        records += max(header.records_count, 1)
+        if header.compression and len(raw) > INLINE_COMPRESSED_BYTES:
+            return True
+    return records > INLINE_RECORDS
 
 
 def validate_records(data: RecordsBlob | None, max_decompressed: int) -> ProduceOutcome | None:
@@ -102,7 +137,7 @@ def append_records(
     data: bytes | bytearray | memoryview | None,
     *,
     transactional_id: str | None = None,
-    validated: ProduceOutcome | None | Unchecked = UNCHECKED,
+    validated: ProduceOutcome | Unchecked | None = UNCHECKED,
 ) -> ProduceOutcome:
     """Validate and append ``data`` to ``p`` (whose leader the caller has checked).
 

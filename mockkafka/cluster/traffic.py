@@ -46,6 +46,8 @@ class Exchange:
     faults: list[str] = field(default_factory=list)
     closed_connection: bool = False
     no_response: bool = False
+    # Wire bytes of the request and response frames (what the log's byte cap counts).
+    size: int = 0
 
     @property
     def duration_ms(self) -> int | None:
@@ -140,11 +142,33 @@ def _jsonable(obj: Any) -> Any:
     return obj
 
 
-class TrafficLog:
-    """The newest exchanges, oldest first. Filter with :meth:`requests`."""
+def _omitted(size: int, limit: int) -> dict[str, Any]:
+    return {"omitted": f"{size} bytes on the wire, over the traffic log's max_body_bytes={limit}"}
 
-    def __init__(self, maxlen: int = 20_000, *, enabled: bool = True) -> None:
-        self._items: deque[Exchange] = deque(maxlen=maxlen)
+
+class TrafficLog:
+    """The newest exchanges, oldest first. Filter with :meth:`requests`.
+
+    Bounded three ways, so a long or hostile test cannot grow it without end: at most
+    ``maxlen`` exchanges and ``max_bytes`` wire bytes (the oldest go first), and a request
+    or response frame over ``max_body_bytes`` is kept as ``{"omitted": "..."}`` instead of
+    its decoded body (a decoded body can be a hundred times its wire size). With
+    ``enabled=False`` nothing is kept at all.
+    """
+
+    def __init__(
+        self,
+        maxlen: int = 20_000,
+        *,
+        enabled: bool = True,
+        max_bytes: int = 64 * 1024 * 1024,
+        max_body_bytes: int = 256 * 1024,
+    ) -> None:
+        self._items: deque[Exchange] = deque()
+        self.maxlen = maxlen
+        self.max_bytes = max_bytes
+        self.max_body_bytes = max_body_bytes
+        self._bytes = 0
         self._seq = 0
         self.enabled = enabled
         self.on_record: list[Callable[[Exchange], None]] = []
@@ -163,8 +187,12 @@ class TrafficLog:
         version: int,
         correlation_id: int,
         request: dict[str, Any] | None,
+        size: int = 0,
     ) -> Exchange:
+        """Record a request (``size``: its frame's wire bytes); returns its exchange."""
         self._seq += 1
+        if size > self.max_body_bytes:
+            request = _omitted(size, self.max_body_bytes)
         if self.origin_ms is None:
             self.origin_ms = time_ms
         ex = Exchange(
@@ -178,20 +206,34 @@ class TrafficLog:
             version,
             correlation_id,
             request,
+            size=size,
         )
         if self.enabled:
             with self._cond:
                 self._items.append(ex)
+                self._bytes += size
+                self._evict()
                 self._cond.notify_all()
             for cb in self.on_record:
                 cb(ex)
         return ex
 
-    def completed(self, ex: Exchange) -> None:
-        """Signal waiters that ``ex`` got its response (or was closed or parked)."""
+    def completed(self, ex: Exchange, size: int = 0) -> None:
+        """Signal waiters that ``ex`` got its response (or was closed or parked);
+        ``size`` is the response frame's wire bytes."""
+        if size > self.max_body_bytes:
+            ex.response = _omitted(size, self.max_body_bytes)
         if self.enabled:
             with self._cond:
+                ex.size += size
+                self._bytes += size
+                self._evict()
                 self._cond.notify_all()
+
+    def _evict(self) -> None:
+        items = self._items
+        while items and (len(items) > self.maxlen or self._bytes > self.max_bytes):
+            self._bytes -= items.popleft().size
 
     def mark(self) -> int:
         """The newest sequence number: pass it as ``since_seq`` to see only later traffic."""
@@ -206,6 +248,7 @@ class TrafficLog:
     def clear(self) -> None:
         with self._cond:
             self._items.clear()
+            self._bytes = 0
 
     def requests(
         self,

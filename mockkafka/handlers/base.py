@@ -69,6 +69,9 @@ class RequestContext:
     principal: str = "User:ANONYMOUS"
     # Per-connection state that outlives one request (fetch sessions, SASL progress).
     connection_state: dict[str, Any] = field(default_factory=dict)
+    # Produce: LogValidator verdicts the server computed off the event loop, by id() of the
+    # records blob (see cluster/produce.validate_records); None when none were.
+    records_verdicts: dict[int, Any] | None = None
 
     @property
     def version(self) -> int:

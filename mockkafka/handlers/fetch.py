@@ -10,6 +10,10 @@ than v10 is UNSUPPORTED_COMPRESSION_TYPE, as in Kafka. Leader epochs (KIP-320):
 FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH, and ``diverging_epoch`` when
 ``last_fetched_epoch`` does not match the log (v12+). Not implemented: follower fetching and
 preferred read replicas (always -1), tiered storage.
+
+The broker bounds every request (cluster/limits.py): ``max_bytes`` is capped by the
+broker's ``fetch.max.bytes`` (v0-v2, which have no ``max_bytes``, too) and ``max_wait_ms``
+by ``mockkafka.max.wait.ms``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from mockkafka.cluster.fetch_sessions import FetchSessionCache, SessionPartition
+from mockkafka.cluster.limits import limits
 from mockkafka.errors import ErrorCode
 from mockkafka.handlers._common import (
     current_leader,
@@ -69,9 +74,13 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         return {"error_code": upd.error, "session_id": 0, "responses": []}
     session_id = upd.session.id if upd.session is not None else 0
     isolation = request.get("isolation_level", 0) if v >= 4 else 0
-    max_bytes = request.get("max_bytes", 0x7FFFFFFF) if v >= 3 else 0x7FFFFFFF
+    # The broker's fetch.max.bytes and max wait bound what any request may ask for.
+    lim = limits(ctx.cluster)
+    max_bytes = min(
+        request.get("max_bytes", 0x7FFFFFFF) if v >= 3 else 0x7FFFFFFF, lim.fetch_max_bytes
+    )
     min_bytes = request.get("min_bytes", 1)
-    max_wait = max(0, request.get("max_wait_ms", 0))
+    max_wait = min(max(0, request.get("max_wait_ms", 0)), lim.max_wait_ms)
     deadline = ctx.now_ms + max_wait
     keys = tuple(
         ("partition", sp.topic or _name_of(ctx, sp), k[1]) for k, sp in upd.partitions.items()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockkafka.cluster.produce import append_records
+from mockkafka.cluster.produce import UNCHECKED, append_records
 from mockkafka.errors import ErrorCode
 from mockkafka.handlers._common import (
     current_leader,
@@ -68,7 +68,16 @@ def handle(ctx: RequestContext, request: Message) -> Result:
             if bad is not None:
                 out["error_code"], out["error_message"] = bad
                 continue
-            res = append_records(ctx.cluster, topic, p, pd.get("records"), transactional_id=txn_id)
+            data = pd.get("records")
+            verdicts = ctx.records_verdicts
+            res = append_records(
+                ctx.cluster,
+                topic,
+                p,
+                data,
+                transactional_id=txn_id,
+                validated=verdicts.get(id(data), UNCHECKED) if verdicts else UNCHECKED,
+            )
             out["error_code"] = res.error
             out["base_offset"] = res.base_offset
             out["log_append_time_ms"] = res.log_append_time

@@ -169,6 +169,10 @@ class ServerConnection:
         """Bytes received but not yet returned as a request."""
         return self._frames.buffered
 
+    def clear(self) -> None:
+        """Drop every buffered byte (the connection is closed; free the memory now)."""
+        self._frames = _FrameBuffer(self._frames.max_frame_size)
+
     def next_event(self) -> Request | _NeedData:
         """The next whole request, or NEED_DATA.
 

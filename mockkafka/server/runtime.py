@@ -16,7 +16,12 @@ sleeps until the cluster's next timer and runs it.
 An exception raised by handler code is a bug in mockkafka (or in a test's custom fault
 handler): it is kept in :attr:`ClusterServer.errors` -- the public API re-raises it in the
 test -- and the client gets UNKNOWN_SERVER_ERROR, so the test fails loudly and the broker
-keeps serving.
+keeps serving. Only the first ``MAX_ERRORS`` are kept, with their frames' locals freed.
+
+Limits (``server/limits.py``, values from ``cluster/limits.py``): accept errors such as
+EMFILE are survived, ``max.connections`` per broker, ``connections.max.idle.ms``,
+``queued.max.request.bytes`` across connections; memory is handed back to the OS after a
+big request; a parked request whose client disconnects ends at once (its socket closes).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from typing import Any
 
 import trio
 
+from mockkafka.cluster.limits import limits
 from mockkafka.cluster.state import TIMERS_CHANGED, ClusterState
 from mockkafka.cluster.traffic import Exchange, TrafficLog
 from mockkafka.errors import ErrorCode
@@ -44,14 +50,23 @@ from mockkafka.handlers.base import (
     load_handlers,
     served_versions,
 )
-from mockkafka.protocol.apis import API_VERSIONS_KEY
+from mockkafka.protocol.apis import API_BY_NAME, API_VERSIONS_KEY
 from mockkafka.protocol.errors import ProtocolError
 from mockkafka.protocol.framing import NEED_DATA, Request, ServerConnection
 from mockkafka.server.faults import apply_faults
+from mockkafka.server.limits import (
+    BIG_FRAME,
+    QueuedBytes,
+    accept_connections,
+    keep_error,
+    release_memory,
+    validate_produce_off_loop,
+)
 
 log = logging.getLogger("mockkafka.server")
 
 RECEIVE_SIZE = 256 * 1024
+PRODUCE_KEY = API_BY_NAME["Produce"].key
 
 
 class CloseConnection(Exception):
@@ -73,6 +88,8 @@ class Connection:
     state: dict[str, Any] = field(default_factory=dict)
     # Earliest time (trio clock) the next request may be answered (KIP-219 throttling).
     muted_until: float = 0.0
+    # The sans-IO framing of this connection (bytes read while a request is parked go here).
+    codec: ServerConnection | None = None
 
 
 # A fault hook sees each request before the handler and may answer instead, or change the
@@ -96,8 +113,12 @@ class ClusterServer:
         self.state = state
         self.host = host
         self.ports = dict(ports or {})
-        self.traffic = traffic or TrafficLog()
+        # Not ``traffic or ...``: an empty TrafficLog is falsy.
+        self.traffic = traffic if traffic is not None else TrafficLog()
         self.errors: list[BaseException] = []
+        self.errors_dropped = 0  # errors beyond limits.MAX_ERRORS (not kept)
+        self.queued = QueuedBytes()
+        self._open_per_broker: dict[int, int] = {}
         self.connections: dict[int, Connection] = {}
         self._conn_ids = itertools.count(1)
         self._waiters: dict[Hashable, set[trio.Event]] = {}
@@ -154,9 +175,14 @@ class ClusterServer:
     async def _accept_loop(
         self, listener: trio.SocketListener, node_id: int, conns: trio.Nursery
     ) -> None:
-        while True:
-            stream = await listener.accept()
+        def admit() -> bool:
+            return self._open_per_broker.get(node_id, 0) < limits(self.state).max_connections
+
+        def serve(stream: trio.SocketStream) -> None:
+            self._open_per_broker[node_id] = self._open_per_broker.get(node_id, 0) + 1
             conns.start_soon(self._serve_connection, stream, node_id)
+
+        await accept_connections(listener, serve, admit=admit)
 
     def stop_broker(self, node_id: int) -> None:
         """Close a broker's listener and connections (call on the trio thread)."""
@@ -236,21 +262,34 @@ class ClusterServer:
             peer = "{}:{}".format(*stream.socket.getpeername()[:2])
         except OSError:
             peer = "?"
-        conn = Connection(cid, node_id, stream, peer)
-        self.connections[cid] = conn
         codec = ServerConnection(max_frame_size=self.state.config.max_request_size)
+        conn = Connection(cid, node_id, stream, peer, codec=codec)
+        self.connections[cid] = conn
+        big = False
         try:
             async with stream:
                 while True:
-                    data = await stream.receive_some(RECEIVE_SIZE)
+                    lim = limits(self.state)
+                    data = None
+                    with trio.move_on_after(lim.connections_max_idle_ms / 1000):
+                        data = await stream.receive_some(RECEIVE_SIZE)
+                    if data is None:
+                        log.debug("connection %d idle past connections.max.idle.ms", cid)
+                        return
                     if not data:
                         return
                     codec.receive_data(data)
+                    del data
+                    if self.queued.update(cid, codec.buffered) > lim.queued_max_request_bytes:
+                        log.debug("connection %d: queued.max.request.bytes reached", cid)
+                        return
                     while True:
                         req = codec.next_event()
                         if req is NEED_DATA:
                             break
                         assert isinstance(req, Request)
+                        self.queued.update(cid, codec.buffered)
+                        big = big or req.size >= BIG_FRAME
                         try:
                             out = await self.dispatch(conn, req)
                         except CloseConnection as close:
@@ -258,8 +297,14 @@ class ClusterServer:
                                 await stream.send_all(close.pending)
                             log.debug("closing connection %d: %s", cid, close)
                             return
+                        del req
                         if out:
+                            big = big or len(out) >= BIG_FRAME
                             await stream.send_all(out)
+                        del out
+                        if big:
+                            release_memory()
+                            big = False
         except ProtocolError as exc:
             log.debug("connection %d from %s: %s; closing", cid, peer, exc)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -268,6 +313,13 @@ class ClusterServer:
             self._record_error(exc)
         finally:
             self.connections.pop(cid, None)
+            self._open_per_broker[node_id] = self._open_per_broker.get(node_id, 1) - 1
+            self.queued.forget(cid)
+            big = big or codec.buffered >= BIG_FRAME
+            codec.clear()
+            conn.codec = None
+            if big:
+                release_memory()
 
     async def close_connection(self, conn: Connection) -> None:
         await conn.stream.aclose()
@@ -307,6 +359,8 @@ class ClusterServer:
             now_ms=now,
             connection_state=conn.state,
         )
+        if hdr.api_key == PRODUCE_KEY:
+            await validate_produce_off_loop(ctx, req.body)
         ex = self.traffic.start(
             time_ms=now,
             broker_id=conn.broker_id,
@@ -317,6 +371,7 @@ class ClusterServer:
             version=hdr.api_version,
             correlation_id=hdr.correlation_id,
             request=req.body,
+            size=req.size,
         )
         if self.fault_hook is not None:
             return await self.fault_hook(self, conn, ctx, req, ex)  # type: ignore[no-any-return]
@@ -330,15 +385,46 @@ class ClusterServer:
         try:
             result = spec.fn(ctx, body)
             while isinstance(result, Park):
-                timed_out = await self.wait_for_keys(result.keys, result.deadline_ms)
+                timed_out = await self._park(ctx, result)
                 ctx.now_ms = self.state.now_ms()
                 result = result.resume(timed_out)
-        except trio.Cancelled:
+        except (trio.Cancelled, CloseConnection):
             raise
         except Exception as exc:
             self._record_error(exc)
             return error_response(ctx, body, ErrorCode.UNKNOWN_SERVER_ERROR)
         return result
+
+    async def _park(self, ctx: RequestContext, park: Park) -> bool:
+        """Wait as ``park`` says, watching the connection: a client that disconnects ends
+        the wait at once (CloseConnection), so its socket is not held until data arrives.
+        Bytes the client sends meanwhile (a pipelined request) are kept for later."""
+        conn = self.connections.get(ctx.connection_id)
+        if conn is None or conn.codec is None:
+            return await self.wait_for_keys(park.keys, park.deadline_ms)
+        codec = conn.codec
+        gone = False
+        timed_out = False
+        async with trio.open_nursery() as nursery:
+
+            async def watch() -> None:
+                nonlocal gone
+                try:
+                    data = await conn.stream.receive_some(RECEIVE_SIZE)
+                    if data:
+                        codec.receive_data(data)  # answered after the parked request
+                        return
+                except (trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
+                    pass
+                gone = True
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(watch)
+            timed_out = await self.wait_for_keys(park.keys, park.deadline_ms)
+            nursery.cancel_scope.cancel()
+        if gone:
+            raise CloseConnection("the client disconnected while its request was parked")
+        return timed_out
 
     def finish(self, ex: Exchange, ctx: RequestContext, response: Any) -> bytes | None:
         """Record ``response`` in traffic and encode it (None for NO_RESPONSE)."""
@@ -354,7 +440,7 @@ class ClusterServer:
             self._record_error(exc)
             ex.response = error_response(ctx, ex.request or {}, ErrorCode.UNKNOWN_SERVER_ERROR)
             out = ServerConnection.encode_response(ctx.header, ex.response)
-        self.traffic.completed(ex)
+        self.traffic.completed(ex, len(out))
         return out
 
     def _unsupported_api_versions(self, conn: Connection, req: Request) -> bytes:
@@ -384,7 +470,8 @@ class ClusterServer:
 
     def _record_error(self, exc: BaseException) -> None:
         log.error("error inside the broker:\n%s", "".join(traceback.format_exception(exc)))
-        self.errors.append(exc)
+        if not keep_error(self.errors, exc):
+            self.errors_dropped += 1
 
 
 def deadline_after(state: ClusterState, ms: float) -> int:
