@@ -23,7 +23,7 @@ from mockkafka.cluster.state import ClusterState, Partition, Topic
 from mockkafka.errors import ErrorCode
 from mockkafka.protocol import records as rec
 from mockkafka.protocol.codec import Message
-from mockkafka.protocol.compression import UnsupportedCodecError
+from mockkafka.protocol.compression import UnsupportedCodecError, decompress
 from mockkafka.protocol.errors import ProtocolError
 
 
@@ -50,7 +50,7 @@ RecordsBlob = bytes | bytearray | memoryview
 #: bytes inflated, bytes scanned); a blob past any of them is validated on a worker thread
 #: by the server (``server/limits.py``), so no Produce blocks the loop for long.
 INLINE_RECORDS: Final = 20_000
-INLINE_COMPRESSED_BYTES: Final = 16 * 1024
+INLINE_DECOMPRESSED_BYTES: Final = 1024 * 1024
 INLINE_BYTES: Final = 1024 * 1024
 
 
@@ -65,7 +65,9 @@ def produce_blobs(request: Message) -> list[RecordsBlob]:
 
 
 def validation_is_costly(data: RecordsBlob) -> bool:
-    """Whether validating ``data`` could take long (see INLINE_RECORDS); reads headers only."""
+    """Whether validating ``data`` could take long (see INLINE_RECORDS). Reads the batch
+    headers; a compressed payload is inflated up to INLINE_DECOMPRESSED_BYTES only (a
+    millisecond) to see whether it is bigger -- a bomb may hide in a few compressed bytes."""
     if len(data) > INLINE_BYTES:
         return True
     try:
@@ -75,8 +77,17 @@ def validation_is_costly(data: RecordsBlob) -> bool:
     records = 0
     for header, raw in batches:
         records += max(header.records_count, 1)
-        if header.compression and len(raw) > INLINE_COMPRESSED_BYTES:
-            return True
+        if header.compression and header.magic < 2:
+            return True  # legacy wrapper messages: rare, always validated off the loop
+        if header.compression:
+            try:
+                decompress(
+                    header.compression,
+                    raw[rec.V2_HEADER_SIZE :],
+                    max_output_size=INLINE_DECOMPRESSED_BYTES,
+                )
+            except ProtocolError:  # too big (or corrupt): let the worker thread decide
+                return True
     return records > INLINE_RECORDS
 
 

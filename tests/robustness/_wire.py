@@ -99,7 +99,9 @@ def health(host: str, port: int) -> float:
     """Milliseconds for connect + ApiVersions v3 + close on a fresh connection."""
     t0 = time.perf_counter()
     with Raw(host, port) as c:
-        body = c.request("ApiVersions", 3, {"client_software_name": "h", "client_software_version": "1"})
+        body = c.request(
+            "ApiVersions", 3, {"client_software_name": "h", "client_software_version": "1"}
+        )
         assert body["error_code"] == 0
     return (time.perf_counter() - t0) * 1000
 
@@ -129,7 +131,7 @@ class BrokerProcess:
     """``mockkafka serve`` in a child process; see the module docstring."""
 
     def __init__(self, *, nofile: int | None = None, topics: tuple[str, ...] = ("t:3",)) -> None:
-        self._err = tempfile.TemporaryFile()
+        self._err = tempfile.TemporaryFile()  # noqa: SIM115 - closed by broker_process
         args = [sys.executable, "-c", "import sys, mockkafka.cli as c; sys.exit(c.main())", "serve"]
         for t in topics:
             args += ["--topic", t]

@@ -18,8 +18,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from mockkafka.handlers.base import served_versions
 from mockkafka.cluster.state import ClusterState
+from mockkafka.handlers.base import served_versions
 from mockkafka.protocol.apis import API_BY_KEY
 from tests.robustness._wire import (
     HEALTHY_MS,
@@ -254,9 +254,7 @@ def test_memory_returns_after_big_and_rejected_requests() -> None:
             names = [{"name": f"nope-{i:07d}"} for i in range(60_000)]
             c.request("Metadata", 12, {"topics": names, "allow_auto_topic_creation": False})
             # A 50 MB produce that is rejected (records that do not parse).
-            junk = bytearray(
-                rec.encode_batch([rec.Record(0, 0, None, b"v")], base_offset=0)
-            )
+            junk = bytearray(rec.encode_batch([rec.Record(0, 0, None, b"v")], base_offset=0))
             blob = bytes(junk) + b"\x00" * (50 * 1024 * 1024)
             resp = c.request(
                 "Produce",
@@ -347,7 +345,9 @@ def test_bomb_does_not_stall_other_clients() -> None:
         assert resp["responses"][0]["partition_responses"][0]["error_code"] == 0
         lat = sorted(latencies)
         p90 = lat[int(len(lat) * 0.9)]
-        print(f"health during a {n}-record produce: {len(lat)} probes, p90 {p90:.1f} ms, max {lat[-1]:.1f} ms")
+        print(
+            f"health during a {n}-record produce: {len(lat)} probes, p90 {p90:.1f} ms, max {lat[-1]:.1f} ms"
+        )
         # On the loop the validation alone takes ~0.7 s; off it, probes stay fast (the
         # machine is shared, so one slow probe is not a stall: look at the 90th percentile).
         assert p90 < 100
