@@ -7,7 +7,8 @@ an id back. Later requests name the id and the next epoch and list only the part
 changed (new fetch offset) plus ``forgotten_topics_data``; the broker keeps the full set.
 The response then carries only partitions with news: records, an error, or a changed high
 watermark / last stable offset / log start offset. ``session_epoch=-1`` closes a session and
-makes the request a plain full fetch. Sessions belong to a broker, not a connection.
+makes the request a plain full fetch; ``session_epoch=0`` with an id closes that session and
+opens a new one (what a client does after INVALID_FETCH_SESSION_EPOCH). Sessions belong to a broker, not a connection.
 
 :class:`FetchSessionCache` is the per-broker table; :meth:`FetchSessionCache.update` applies
 one request and says which partitions to read and whether the response is incremental.
@@ -74,6 +75,11 @@ class FetchSessionCache:
         use_ids: bool,
     ) -> SessionUpdate:
         requested = _requested(topics, use_ids)
+        if session_id != 0 and session_epoch in (INITIAL_EPOCH, FINAL_EPOCH):
+            # A full fetch naming a session closes it (Kafka's FetchManager); with the
+            # initial epoch it opens a new one (clients do this after a session error).
+            self.sessions.pop(session_id, None)
+            session_id = 0
         if session_id == 0:
             if session_epoch == INITIAL_EPOCH:
                 if len(self.sessions) >= MAX_SESSIONS:
@@ -83,9 +89,6 @@ class FetchSessionCache:
                 return SessionUpdate(ErrorCode.NONE, s, False, requested)
             return SessionUpdate(ErrorCode.NONE, None, False, requested)
         found = self.sessions.get(session_id)
-        if session_epoch == FINAL_EPOCH:
-            self.sessions.pop(session_id, None)
-            return SessionUpdate(ErrorCode.NONE, None, False, requested)
         if found is None:
             return SessionUpdate(ErrorCode.FETCH_SESSION_ID_NOT_FOUND, None, False, {})
         s = found

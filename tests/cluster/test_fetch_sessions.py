@@ -103,6 +103,21 @@ def test_session_opens_with_epoch_zero_and_then_expects_the_next_epoch() -> None
     )
 
 
+def test_initial_epoch_with_a_session_id_replaces_the_session() -> None:
+    """After INVALID_FETCH_SESSION_EPOCH clients send their session id with epoch 0: Kafka
+    closes that session and opens a new one (a client that got the error again would loop
+    forever -- the soak test found kafka-python doing exactly that)."""
+    cache = FetchSessionCache()
+    topics = [{"topic": "a", "partitions": [part(0, 0)]}]
+    sid = cache.update(0, 0, topics, [], use_ids=False).session.id  # type: ignore[union-attr]
+    again = cache.update(sid, 0, topics, [], use_ids=False)
+    assert again.error == ErrorCode.NONE and again.session is not None
+    assert again.session.id != sid and not again.incremental
+    assert sid not in cache.sessions
+    # Unknown ids too: a full fetch never fails on the session.
+    assert cache.update(sid + 99, 0, topics, [], use_ids=False).error == ErrorCode.NONE
+
+
 def test_incremental_request_updates_adds_and_forgets_partitions() -> None:
     cache = FetchSessionCache()
     s = cache.update(
