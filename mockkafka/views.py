@@ -190,10 +190,15 @@ class GroupView:
         return {k: v.offset for k, v in self.offsets.items()}
 
     def member(self, member_id: str) -> MemberView:
+        """The member ``member_id`` (KafkaApiError UNKNOWN_MEMBER_ID if absent)."""
         for m in self.members:
             if m.member_id == member_id:
                 return m
-        raise KeyError(f"group {self.group_id!r} has no member {member_id!r}")
+        raise KafkaApiError(
+            "UNKNOWN_MEMBER_ID",
+            f"group {self.group_id!r} has no member {member_id!r}; members are "
+            f"{[m.member_id for m in self.members]}",
+        )
 
     @property
     def assignments(self) -> dict[str, dict[str, list[int]] | None]:
