@@ -72,6 +72,8 @@ class RequestContext:
     # Produce: LogValidator verdicts the server computed off the event loop, by id() of the
     # records blob (see cluster/produce.validate_records); None when none were.
     records_verdicts: dict[int, Any] | None = None
+    #: The client's address, ``host:port`` ("?" when unknown).
+    peer: str = "?"
 
     @property
     def version(self) -> int:
