@@ -53,6 +53,8 @@ def _mirror(fields: list[Field], version: int, req: Any, error: int) -> dict[str
             continue
         if name == "error_code":
             out[name] = error
+        elif ftype == "records":
+            out[name] = b""  # empty, never null: librdkafka rejects a null record set
         elif ftype == "[]struct":
             src = _find_array(req, name)
             if src is not None:

@@ -255,7 +255,9 @@ def _edit_partitions(
         if claim is not None and isinstance(entry, dict):
             entry["error_code"] = int(claim.error_code)
             if "records" in entry:
-                entry["records"] = None
+                # Empty, never null: Kafka sends an empty set with a partition error, and
+                # librdkafka rejects a null one ("invalid MessageSetSize -1").
+                entry["records"] = b""
     if ctx.api.name == "Metadata":
         for topic in response.get("topics") or []:
             name = topic.get("name")

@@ -43,9 +43,9 @@ def broker() -> Iterator[BrokerProcess]:
 def _after(b: BrokerProcess, fds_before: int) -> None:
     """What must hold after every probe."""
     assert b.alive(), b.stderr()
+    assert b.settle_fds(fds_before) <= fds_before + 2
     assert b.health() < HEALTHY_MS
     assert b.broker_errors() == []
-    assert b.settle_fds(fds_before) <= fds_before + 2
 
 
 def _fire(b: BrokerProcess, data: bytes, *, wait: float = 0.0) -> None:

@@ -350,7 +350,7 @@ def soak(seconds: float, seed: int) -> dict[str, Any]:
             raise AssertionError(
                 f"{dups} duplicates in the log of idempotent producers: {twice[:10]}"
             )
-        where = {r.value: p.index for p in cluster.topic(TOPIC).partitions for r in p.records()}
+        where = {r.value: p.partition for p in cluster.topic(TOPIC).partitions for r in p.records()}
         for client, seen in run.seen.items():
             missing = acked - seen
             if missing:
