@@ -81,6 +81,30 @@ class _ClusterBase(ClusterVerbs):
             )
         return ",".join(f"{b.host}:{b.port}" for b in self._state.brokers.values())
 
+    def client_config(
+        self, client: str = "confluent", *, with_cert: bool | None = None
+    ) -> dict[str, Any]:
+        """Ready settings for ``client`` to reach this cluster: the bootstrap servers and,
+        for a ``security_protocol="SSL"`` cluster, the TLS settings (CA file; the client
+        certificate when the cluster asks for one, or ``with_cert=True``).
+
+        ``client`` is ``"confluent"`` (``Producer(cluster.client_config())``),
+        ``"kafka-python"`` / ``"aiokafka"`` (keyword arguments:
+        ``KafkaProducer(**cluster.client_config("kafka-python"))``) or ``"java"`` (the Java
+        client's property names, for ``mockkafka serve`` users).
+        """
+        from mockkafka.cluster.security import choice
+        from mockkafka.server.tls import CLIENTS
+
+        choice(client, CLIENTS, "client")
+        bootstrap = self.bootstrap_servers
+        tls = self._server.tls
+        if tls is not None:
+            return tls.client_config(client, bootstrap, with_cert=with_cert)
+        if client in ("kafka-python", "aiokafka"):
+            return {"bootstrap_servers": bootstrap}
+        return {"bootstrap.servers": bootstrap}
+
     @property
     def brokers(self) -> list[BrokerView]:
         """A snapshot of every broker (node id, host, port, rack, running, configs)."""

@@ -120,9 +120,14 @@ class ClusterConfig:
     cluster_id: str | None = None
     racks: tuple[str | None, ...] = ()
     broker_configs: tuple[tuple[str, str], ...] = ()
+    security_protocol: str = "PLAINTEXT"
+    ssl_client_auth: str = "none"
 
     def __post_init__(self) -> None:
+        from mockkafka.cluster.security import check_security
         from mockkafka.errors import ConfigError
+
+        check_security(self.security_protocol, self.ssl_client_auth)
 
         for f in fields(self):
             value = getattr(self, f.name)

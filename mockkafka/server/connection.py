@@ -27,7 +27,7 @@ class Connection:
 
     id: int
     broker_id: int
-    stream: trio.SocketStream
+    stream: trio.abc.Stream  # the socket, or TLS over it
     peer: str
     state: dict[str, Any] = field(default_factory=dict)
     # Earliest time (trio clock) the next request may be answered (KIP-219 throttling).

@@ -61,6 +61,7 @@ from mockkafka.server.limits import (
     release_memory,
     validate_produce_off_loop,
 )
+from mockkafka.server.tls import TlsMaterial
 from mockkafka.server.traffic import Exchange, TrafficLog
 from mockkafka.server.waits import StateSignal
 
@@ -98,6 +99,13 @@ class ClusterServer:
         self.errors_dropped = 0  # errors beyond limits.MAX_ERRORS (not kept)
         self.queued = QueuedBytes()
         self._open_per_broker: dict[int, int] = {}
+        cfg = state.config
+        #: TLS material of an SSL cluster (server/tls.py), else None.
+        self.tls = (
+            TlsMaterial(host, client_auth=cfg.ssl_client_auth)
+            if cfg.security_protocol == "SSL"
+            else None
+        )
         #: True once every broker listened (ports are known).
         self.started = False
         self.connections: dict[int, Connection] = {}
@@ -115,14 +123,18 @@ class ClusterServer:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Start every running broker's listener and serve until cancelled."""
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            for node_id, broker in self.state.brokers.items():
-                if broker.running:
-                    await nursery.start(self._serve_broker, node_id)
-            nursery.start_soon(self._run_timers)
-            self.started = True
-            task_status.started()
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                for node_id, broker in self.state.brokers.items():
+                    if broker.running:
+                        await nursery.start(self._serve_broker, node_id)
+                nursery.start_soon(self._run_timers)
+                self.started = True
+                task_status.started()
+        finally:
+            if self.tls is not None:
+                self.tls.close()
 
     async def _serve_broker(
         self, node_id: int, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
@@ -160,7 +172,8 @@ class ClusterServer:
 
         def serve(stream: trio.SocketStream) -> None:
             self._open_per_broker[node_id] = self._open_per_broker.get(node_id, 0) + 1
-            conns.start_soon(self._serve_connection, stream, node_id)
+            wrapped = self.tls.wrap(stream) if self.tls is not None else stream
+            conns.start_soon(self._serve_connection, wrapped, stream, node_id)
 
         await accept_connections(listener, serve, admit=admit)
 
@@ -239,10 +252,13 @@ class ClusterServer:
 
     # -- connections --------------------------------------------------------------------------
 
-    async def _serve_connection(self, stream: trio.SocketStream, node_id: int) -> None:
+    async def _serve_connection(
+        self, stream: trio.abc.Stream, sock: trio.SocketStream, node_id: int
+    ) -> None:
+        """Serve one connection; ``stream`` is ``sock`` itself, or TLS over it."""
         cid = next(self._conn_ids)
         try:
-            peer = "{}:{}".format(*stream.socket.getpeername()[:2])
+            peer = "{}:{}".format(*sock.socket.getpeername()[:2])
         except OSError:
             peer = "?"
         codec = ServerConnection(max_frame_size=self.state.config.max_request_size)

@@ -1,0 +1,135 @@
+"""TLS for the listeners: a throwaway CA per cluster, and ready client settings.
+
+Theory of operation
+-------------------
+A cluster built with ``security_protocol="SSL"`` gets a :class:`TlsMaterial`: a fresh CA
+(``trustme``), a server certificate for ``localhost`` / ``127.0.0.1`` (and the cluster's
+host) signed by it, and a client certificate (principal ``CN=client``) for clusters that ask
+for client certificates (``ssl_client_auth="required"`` or ``"requested"``, Kafka's
+``ssl.client.auth``). The PEM files are written to a private temporary directory, because
+librdkafka, kafka-python and the Java client read them from paths; the directory is removed
+when the cluster stops.
+
+:meth:`TlsMaterial.client_config` gives the settings each client needs, with the
+``bootstrap.servers`` of the cluster, in the spelling of that client:
+``"confluent"`` (librdkafka), ``"kafka-python"``, ``"aiokafka"`` (an ``ssl_context``) and
+``"java"`` (property names of the Java client, PEM stores).
+
+The server wraps each accepted socket in a :class:`trio.SSLStream` (:meth:`wrap`); the
+handshake happens on the first read, bounded by ``connections.max.idle.ms`` like any read,
+so a client that never finishes it costs one idle connection.
+"""
+
+from __future__ import annotations
+
+import shutil
+import ssl
+import tempfile
+from pathlib import Path
+from typing import Any, Final
+
+import trio
+
+from mockkafka.cluster.security import choice
+from mockkafka.errors import ConfigError
+
+#: ``client_config(client=...)`` flavours.
+CLIENTS: Final = ("confluent", "kafka-python", "aiokafka", "java")
+
+
+class TlsMaterial:
+    """A throwaway CA with a server and a client certificate; see the module docstring."""
+
+    def __init__(self, host: str, *, client_auth: str = "none") -> None:
+        try:
+            import trustme
+        except ImportError as exc:  # pragma: no cover - declared in the tls extra
+            raise ConfigError(
+                "security_protocol='SSL' needs the trustme package: pip install 'mockkafka[tls]'"
+            ) from exc
+        self.client_auth = client_auth
+        self.ca = trustme.CA(organization_name="mockkafka throwaway CA")
+        names = sorted({"localhost", "127.0.0.1", host})
+        self._server_cert = self.ca.issue_cert(*names)
+        self._client_cert = self.ca.issue_cert("client", common_name="client")
+        self.dir = Path(tempfile.mkdtemp(prefix="mockkafka-tls-"))
+        self.ca_file = self.dir / "ca.pem"
+        self.client_cert_file = self.dir / "client-cert.pem"
+        self.client_key_file = self.dir / "client-key.pem"
+        self.client_keystore_file = self.dir / "client-keystore.pem"  # key + chain (Java)
+        self.ca.cert_pem.write_to_path(str(self.ca_file))
+        self._client_cert.cert_chain_pems[0].write_to_path(str(self.client_cert_file))
+        self._client_cert.private_key_pem.write_to_path(str(self.client_key_file))
+        self._client_cert.private_key_and_cert_chain_pem.write_to_path(
+            str(self.client_keystore_file)
+        )
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self._server_cert.configure_cert(ctx)
+        if client_auth != "none":
+            self.ca.configure_trust(ctx)
+            ctx.verify_mode = ssl.CERT_REQUIRED if client_auth == "required" else ssl.CERT_OPTIONAL
+        self.server_context = ctx
+
+    def wrap(self, stream: trio.SocketStream) -> trio.SSLStream[trio.SocketStream]:
+        """The server side of TLS over an accepted socket (handshake on first read)."""
+        return trio.SSLStream(stream, self.server_context, server_side=True)
+
+    def client_ssl_context(self, *, with_cert: bool | None = None) -> ssl.SSLContext:
+        """An ``ssl.SSLContext`` that trusts the cluster's CA (and presents the client
+        certificate when the cluster asks for one, or ``with_cert=True``)."""
+        ctx = ssl.create_default_context(cafile=str(self.ca_file))
+        if self._wants_cert(with_cert):
+            ctx.load_cert_chain(str(self.client_cert_file), str(self.client_key_file))
+        return ctx
+
+    def _wants_cert(self, with_cert: bool | None) -> bool:
+        return self.client_auth != "none" if with_cert is None else with_cert
+
+    def client_config(
+        self, client: str, bootstrap: str, *, with_cert: bool | None = None
+    ) -> dict[str, Any]:
+        """Settings for ``client`` (one of CLIENTS) to reach the cluster over TLS."""
+        choice(client, CLIENTS, "client")
+        cert = self._wants_cert(with_cert)
+        ca, crt, key = str(self.ca_file), str(self.client_cert_file), str(self.client_key_file)
+        if client == "confluent":
+            out: dict[str, Any] = {
+                "bootstrap.servers": bootstrap,
+                "security.protocol": "SSL",
+                "ssl.ca.location": ca,
+            }
+            if cert:
+                out |= {"ssl.certificate.location": crt, "ssl.key.location": key}
+            return out
+        if client == "kafka-python":
+            out = {
+                "bootstrap_servers": bootstrap,
+                "security_protocol": "SSL",
+                "ssl_cafile": ca,
+                "ssl_check_hostname": True,
+            }
+            if cert:
+                out |= {"ssl_certfile": crt, "ssl_keyfile": key}
+            return out
+        if client == "aiokafka":
+            return {
+                "bootstrap_servers": bootstrap,
+                "security_protocol": "SSL",
+                "ssl_context": self.client_ssl_context(with_cert=cert),
+            }
+        out = {
+            "bootstrap.servers": bootstrap,
+            "security.protocol": "SSL",
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.location": ca,
+        }
+        if cert:
+            out |= {
+                "ssl.keystore.type": "PEM",
+                "ssl.keystore.location": str(self.client_keystore_file),
+            }
+        return out
+
+    def close(self) -> None:
+        """Remove the PEM files."""
+        shutil.rmtree(self.dir, ignore_errors=True)
