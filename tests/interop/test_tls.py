@@ -123,11 +123,13 @@ def _refused(cluster: mockkafka.Cluster, ctx: ssl.SSLContext) -> bool:
     only then)."""
     b = cluster.brokers[0]
     try:
-        with socket.create_connection((b.host, b.port), timeout=5) as raw:
-            with ctx.wrap_socket(raw, server_hostname="localhost") as s:
-                s.settimeout(3)
-                s.sendall(b"\x00\x00\x00\x00")
-                return s.recv(1) == b""
+        with (
+            socket.create_connection((b.host, b.port), timeout=5) as raw,
+            ctx.wrap_socket(raw, server_hostname="localhost") as s,
+        ):
+            s.settimeout(3)
+            s.sendall(b"\x00\x00\x00\x00")
+            return s.recv(1) == b""
     except (ssl.SSLError, ConnectionError):
         return True
 
@@ -135,11 +137,13 @@ def _refused(cluster: mockkafka.Cluster, ctx: ssl.SSLContext) -> bool:
 def _refused_at_handshake(cluster: mockkafka.Cluster, ctx: ssl.SSLContext) -> bool:
     b = cluster.brokers[0]
     try:
-        with socket.create_connection((b.host, b.port), timeout=5) as raw:
-            with ctx.wrap_socket(raw, server_hostname="localhost") as s:
-                s.settimeout(3)
-                s.sendall(ClientConnection(client_id="t").send_request("ApiVersions", 0, {}))
-                return len(s.recv(4)) != 4
+        with (
+            socket.create_connection((b.host, b.port), timeout=5) as raw,
+            ctx.wrap_socket(raw, server_hostname="localhost") as s,
+        ):
+            s.settimeout(3)
+            s.sendall(ClientConnection(client_id="t").send_request("ApiVersions", 0, {}))
+            return len(s.recv(4)) != 4
     except (ssl.SSLError, ConnectionError):
         return True
 
@@ -195,3 +199,17 @@ def test_client_config_without_tls_and_bad_arguments() -> None:
         mockkafka.Cluster(security_protocol="SASL_SSL")
     with pytest.raises(mockkafka.ConfigError, match="needs security_protocol='SSL'"):
         mockkafka.Cluster(ssl_client_auth="required")
+
+
+@pytest.mark.kafka_cluster(security_protocol="SSL", ssl_client_auth="required")
+def test_plugin_marker_gives_a_tls_cluster(kafka_cluster: mockkafka.Cluster) -> None:
+    from confluent_kafka import Producer
+
+    conf = kafka_cluster.client_config("confluent")
+    assert conf["security.protocol"] == "SSL" and "ssl.certificate.location" in conf
+    topic = unique()
+    kafka_cluster.create_topic(topic)
+    p = Producer(conf)
+    p.produce(topic, b"over-tls")
+    assert p.flush(20) == 0
+    assert _values(kafka_cluster, topic) == [b"over-tls"]
