@@ -82,28 +82,43 @@ class _ClusterBase(ClusterVerbs):
         return ",".join(f"{b.host}:{b.port}" for b in self._state.brokers.values())
 
     def client_config(
-        self, client: str = "confluent", *, with_cert: bool | None = None
+        self,
+        client: str = "confluent",
+        *,
+        user: str | None = None,
+        mechanism: str = "PLAIN",
+        with_cert: bool | None = None,
     ) -> dict[str, Any]:
         """Ready settings for ``client`` to reach this cluster: the bootstrap servers and,
-        for a ``security_protocol="SSL"`` cluster, the TLS settings (CA file; the client
-        certificate when the cluster asks for one, or ``with_cert=True``).
+        as the cluster's ``security_protocol`` needs, TLS settings (CA file; the client
+        certificate when the cluster asks for one, or ``with_cert=True``) and SASL settings
+        for ``user`` (default: the first of ``users``) with ``mechanism`` (PLAIN,
+        SCRAM-SHA-256, SCRAM-SHA-512).
 
         ``client`` is ``"confluent"`` (``Producer(cluster.client_config())``),
         ``"kafka-python"`` / ``"aiokafka"`` (keyword arguments:
         ``KafkaProducer(**cluster.client_config("kafka-python"))``) or ``"java"`` (the Java
         client's property names, for ``mockkafka serve`` users).
         """
-        from mockkafka.cluster.security import choice
-        from mockkafka.server.tls import CLIENTS
+        from mockkafka.cluster.security import SASL_MECHANISMS, SASL_PROTOCOLS, choice
+        from mockkafka.server.tls import client_settings
 
-        choice(client, CLIENTS, "client")
-        bootstrap = self.bootstrap_servers
-        tls = self._server.tls
-        if tls is not None:
-            return tls.client_config(client, bootstrap, with_cert=with_cert)
-        if client in ("kafka-python", "aiokafka"):
-            return {"bootstrap_servers": bootstrap}
-        return {"bootstrap.servers": bootstrap}
+        cfg = self._state.config
+        sasl = None
+        if cfg.security_protocol in SASL_PROTOCOLS:
+            users = dict(cfg.users)
+            name = user if user is not None else next(iter(users))
+            choice(name, tuple(users), "user")
+            choice(mechanism, SASL_MECHANISMS, "mechanism")
+            sasl = (mechanism, name, users[name])
+        return client_settings(
+            client,
+            self.bootstrap_servers,
+            security_protocol=cfg.security_protocol,
+            tls=self._server.tls,
+            with_cert=with_cert,
+            sasl=sasl,
+        )
 
     @property
     def brokers(self) -> list[BrokerView]:

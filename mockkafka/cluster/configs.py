@@ -469,7 +469,7 @@ def _per_broker_static(state: ClusterState, broker_id: int) -> dict[str, str | N
     b = state.brokers.get(broker_id)
     if b is None:
         return {}
-    listener = f"PLAINTEXT://{b.host}:{b.port}"
+    listener = f"{state.config.security_protocol}://{b.host}:{b.port}"
     return {
         "advertised.listeners": listener,
         "broker.id": str(broker_id),

@@ -1,9 +1,17 @@
 """Security settings of a cluster (sans-IO): which protocol its listeners speak.
 
 ``ClusterConfig.security_protocol`` is Kafka's ``security.protocol`` of the listeners
-(``PLAINTEXT`` or ``SSL``; the SASL ones are not implemented yet) and
+(``PLAINTEXT``, ``SSL``, ``SASL_PLAINTEXT``, ``SASL_SSL``), ``ClusterConfig.users`` the
+SASL users (name -> password) and
 ``ClusterConfig.ssl_client_auth`` Kafka's ``ssl.client.auth`` (``none``, ``requested``,
 ``required``). The TLS itself (certificates, contexts) is in ``server/tls.py``.
+
+SASL exchanges are small sans-IO objects (:class:`PlainExchange`, :class:`ScramExchange`):
+``step(client_token) -> server_token``, raising :class:`SaslFailed` with the message Kafka
+gives; ``principal`` is set once the client is authenticated. The SaslHandshake and
+SaslAuthenticate handlers keep the exchange in the connection's state. Not implemented:
+OAUTHBEARER, GSSAPI, the pre-KIP-152 unframed exchange (SaslHandshake v0 is not
+advertised, so every client uses SaslAuthenticate), re-authentication (KIP-368), ACLs.
 """
 
 from __future__ import annotations
@@ -14,7 +22,9 @@ from typing import Final
 from mockkafka.errors import ConfigError
 
 #: ``Cluster(security_protocol=...)`` values served (Kafka's ``security.protocol``).
-SECURITY_PROTOCOLS: Final = ("PLAINTEXT", "SSL")
+SECURITY_PROTOCOLS: Final = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+TLS_PROTOCOLS: Final = ("SSL", "SASL_SSL")
+SASL_PROTOCOLS: Final = ("SASL_PLAINTEXT", "SASL_SSL")
 #: ``Cluster(ssl_client_auth=...)`` values (Kafka's ``ssl.client.auth``).
 CLIENT_AUTH: Final = ("none", "requested", "required")
 
@@ -30,12 +40,144 @@ def choice(value: object, valid: tuple[str, ...], what: str) -> str:
 
 def check_security(security_protocol: object, ssl_client_auth: object) -> None:
     """ConfigError for a security protocol or client-auth mode mockkafka does not serve."""
-    if security_protocol in ("SASL_PLAINTEXT", "SASL_SSL"):
-        raise ConfigError(
-            f"security_protocol={security_protocol!r}: SASL is not implemented yet; "
-            "use 'PLAINTEXT' or 'SSL'"
-        )
     choice(security_protocol, SECURITY_PROTOCOLS, "security_protocol")
     choice(ssl_client_auth, CLIENT_AUTH, "ssl_client_auth")
-    if ssl_client_auth != "none" and security_protocol != "SSL":
-        raise ConfigError(f"ssl_client_auth={ssl_client_auth!r} needs security_protocol='SSL'")
+    if ssl_client_auth != "none" and security_protocol not in TLS_PROTOCOLS:
+        raise ConfigError(
+            f"ssl_client_auth={ssl_client_auth!r} needs security_protocol 'SSL' or 'SASL_SSL'"
+        )
+
+
+def check_users(security_protocol: str, users: tuple[tuple[str, str], ...]) -> None:
+    """ConfigError when a SASL cluster has no users, or a user has no password."""
+    if security_protocol in SASL_PROTOCOLS and not users:
+        raise ConfigError(
+            f"security_protocol={security_protocol!r} needs users, e.g. "
+            "users={'alice': 'alice-secret'}"
+        )
+    for user, password in users:
+        if not user or not isinstance(password, str) or not password:
+            raise ConfigError(f"users: user {user!r} needs a non-empty password")
+
+
+# -- SASL (sans-IO exchanges) -------------------------------------------------------------
+
+#: Mechanisms a SASL listener offers (Kafka's ``sasl.enabled.mechanisms``).
+SASL_MECHANISMS: Final = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SCRAM_ITERATIONS: Final = 4096
+
+
+class SaslFailed(Exception):
+    """Authentication failed; the message is what the client is told."""
+
+
+class PlainExchange:
+    """SASL/PLAIN (RFC 4616): one client token ``authzid NUL user NUL password``."""
+
+    def __init__(self, users: dict[str, str]) -> None:
+        self.users = users
+        self.principal: str | None = None
+
+    def step(self, token: bytes) -> bytes:
+        """Answer one client token; sets ``principal`` once authenticated."""
+        parts = token.split(b"\x00")
+        if len(parts) != 3:
+            raise SaslFailed("Invalid SASL/PLAIN response: expected 3 tokens")
+        authzid, user, password = (p.decode("utf-8", "replace") for p in parts)
+        if not user or not password:
+            raise SaslFailed("Authentication failed: username or password is empty")
+        if authzid and authzid != user:
+            raise SaslFailed(
+                "Authentication failed: Client requested an authorization id that is different from username"
+            )
+        if self.users.get(user) != password:
+            raise SaslFailed("Authentication failed: Invalid username or password")
+        self.principal = f"User:{user}"
+        return b""
+
+
+def _scram_hash(mechanism: str) -> str:
+    return "sha256" if mechanism == "SCRAM-SHA-256" else "sha512"
+
+
+class ScramExchange:
+    """SASL/SCRAM-SHA-256/512 (RFC 5802, RFC 7677), server side: client-first ->
+    server-first, client-final -> server-final. Credentials derive from the cluster's users
+    with a fresh salt per exchange (as if stored with ``iterations``)."""
+
+    def __init__(self, users: dict[str, str], mechanism: str) -> None:
+        self.users = users
+        self.hash = _scram_hash(mechanism)
+        self.principal: str | None = None
+        self._state = "first"
+        self._user = ""
+        self._nonce = ""
+        self._client_first_bare = ""
+        self._server_first = ""
+        self._salted = b""
+
+    def step(self, token: bytes) -> bytes:
+        """Answer one client message; sets ``principal`` once authenticated."""
+        import base64
+        import hashlib
+        import hmac
+        import secrets
+
+        msg = token.decode("utf-8", "replace")
+        if self._state == "first":
+            if not msg.startswith(("n,", "y,")) or msg.count(",") < 3:
+                raise SaslFailed("Invalid SCRAM client first message")
+            gs2, _, bare = msg.partition(",")[2].partition(",")
+            del gs2
+            attrs = dict(kv.split("=", 1) for kv in bare.split(",") if "=" in kv)
+            user = attrs.get("n", "").replace("=2C", ",").replace("=3D", "=")
+            if user not in self.users or "r" not in attrs:
+                raise SaslFailed(
+                    f"Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-{self.hash.upper()}"
+                )
+            self._user = user
+            self._client_first_bare = bare
+            self._nonce = attrs["r"] + secrets.token_urlsafe(18)
+            salt = secrets.token_bytes(16)
+            self._salted = hashlib.pbkdf2_hmac(
+                self.hash, self.users[user].encode(), salt, SCRAM_ITERATIONS
+            )
+            self._server_first = (
+                f"r={self._nonce},s={base64.b64encode(salt).decode()},i={SCRAM_ITERATIONS}"
+            )
+            self._state = "final"
+            return self._server_first.encode()
+        if self._state != "final":
+            raise SaslFailed("Unexpected SCRAM message after authentication")
+        without_proof, _, proof_b64 = msg.rpartition(",p=")
+        attrs = dict(kv.split("=", 1) for kv in without_proof.split(",") if "=" in kv)
+        if attrs.get("r") != self._nonce:
+            raise SaslFailed("Invalid client nonce in the final client message.")
+        auth_message = f"{self._client_first_bare},{self._server_first},{without_proof}"
+        client_key = hmac.digest(self._salted, b"Client Key", self.hash)
+        stored_key = hashlib.new(self.hash, client_key).digest()
+        signature = hmac.digest(stored_key, auth_message.encode(), self.hash)
+        try:
+            proof = base64.b64decode(proof_b64)
+        except ValueError:
+            raise SaslFailed("Invalid client proof") from None
+        recovered = bytes(a ^ b for a, b in zip(proof, signature, strict=False))
+        if len(proof) != len(signature) or hashlib.new(self.hash, recovered).digest() != stored_key:
+            raise SaslFailed(
+                f"Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-{self.hash.upper()}"
+            )
+        server_key = hmac.digest(self._salted, b"Server Key", self.hash)
+        server_sig = hmac.digest(server_key, auth_message.encode(), self.hash)
+        self.principal = f"User:{self._user}"
+        self._state = "done"
+        return b"v=" + base64.b64encode(server_sig)
+
+
+SaslExchange = PlainExchange | ScramExchange
+
+
+def sasl_exchange(mechanism: str, users: dict[str, str]) -> SaslExchange:
+    """A fresh server-side exchange for ``mechanism`` (one of SASL_MECHANISMS)."""
+    if mechanism == "PLAIN":
+        return PlainExchange(users)
+    return ScramExchange(users, mechanism)

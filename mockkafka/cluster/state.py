@@ -122,9 +122,10 @@ class ClusterConfig:
     broker_configs: tuple[tuple[str, str], ...] = ()
     security_protocol: str = "PLAINTEXT"
     ssl_client_auth: str = "none"
+    users: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
-        from mockkafka.cluster.security import check_security
+        from mockkafka.cluster.security import check_security, check_users
         from mockkafka.errors import ConfigError
 
         check_security(self.security_protocol, self.ssl_client_auth)
@@ -145,6 +146,9 @@ class ClusterConfig:
                 "broker_configs",
                 tuple((str(k), str(v)) for k, v in self.broker_configs.items()),
             )
+        if isinstance(self.users, Mapping):
+            object.__setattr__(self, "users", tuple(self.users.items()))
+        check_users(self.security_protocol, self.users)
         if self.racks and len(self.racks) != self.brokers:
             raise ConfigError(
                 f"racks must name one rack (or None) per broker: {self.brokers} brokers, "

@@ -36,6 +36,7 @@ from typing import Any
 import trio
 
 from mockkafka.cluster.limits import limits
+from mockkafka.cluster.security import SASL_PROTOCOLS, TLS_PROTOCOLS
 from mockkafka.cluster.state import TIMERS_CHANGED, ClusterState
 from mockkafka.errors import ErrorCode
 from mockkafka.faults.inspect import request_info
@@ -48,6 +49,8 @@ from mockkafka.handlers.base import (
     load_handlers,
     served_versions,
 )
+from mockkafka.handlers.sasl_authenticate import SASL_FAILED
+from mockkafka.handlers.sasl_handshake import PRINCIPAL
 from mockkafka.protocol.apis import API_BY_NAME, API_VERSIONS_KEY
 from mockkafka.protocol.errors import ProtocolError
 from mockkafka.protocol.framing import NEED_DATA, Request, ServerConnection
@@ -68,6 +71,10 @@ from mockkafka.server.waits import StateSignal
 log = logging.getLogger("mockkafka.server")
 
 PRODUCE_KEY = API_BY_NAME["Produce"].key
+#: What a client may send on a SASL listener before it is authenticated (as in Kafka).
+BEFORE_AUTH = frozenset(
+    API_BY_NAME[n].key for n in ("ApiVersions", "SaslHandshake", "SaslAuthenticate")
+)
 
 # A fault hook sees each request before the handler and may answer instead, or change the
 # response. It returns None to let the request through untouched. See faults/.
@@ -103,9 +110,10 @@ class ClusterServer:
         #: TLS material of an SSL cluster (server/tls.py), else None.
         self.tls = (
             TlsMaterial(host, client_auth=cfg.ssl_client_auth)
-            if cfg.security_protocol == "SSL"
+            if cfg.security_protocol in TLS_PROTOCOLS
             else None
         )
+        self._sasl = cfg.security_protocol in SASL_PROTOCOLS
         #: True once every broker listened (ports are known).
         self.started = False
         self.connections: dict[int, Connection] = {}
@@ -296,6 +304,10 @@ class ClusterServer:
                                 await stream.send_all(close.pending)
                             log.debug("closing connection %d: %s", cid, close)
                             return
+                        if conn.state.get(SASL_FAILED):  # answered, then closed (Kafka)
+                            if out:
+                                await stream.send_all(out)
+                            return
                         del req
                         if out:
                             big = big or len(out) >= BIG_FRAME
@@ -349,6 +361,8 @@ class ClusterServer:
             raise CloseConnection(
                 f"{req.api_name} v{hdr.api_version} not served (advertised {advertised})"
             )
+        if self._sasl and hdr.api_key not in BEFORE_AUTH and PRINCIPAL not in conn.state:
+            raise CloseConnection(f"{req.api_name} before SASL authentication")
         ctx = RequestContext(
             cluster=self.state,
             broker_id=conn.broker_id,

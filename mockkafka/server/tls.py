@@ -133,3 +133,49 @@ class TlsMaterial:
     def close(self) -> None:
         """Remove the PEM files."""
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def client_settings(
+    client: str,
+    bootstrap: str,
+    *,
+    security_protocol: str,
+    tls: TlsMaterial | None,
+    with_cert: bool | None = None,
+    sasl: tuple[str, str, str] | None = None,
+) -> dict[str, Any]:
+    """Everything ``client`` needs to reach a cluster: bootstrap servers, TLS settings of an
+    SSL / SASL_SSL cluster, and (``sasl`` = mechanism, user, password) SASL settings."""
+    choice(client, CLIENTS, "client")
+    if tls is not None:
+        out = tls.client_config(client, bootstrap, with_cert=with_cert)
+    elif client in ("kafka-python", "aiokafka"):
+        out = {"bootstrap_servers": bootstrap}
+    else:
+        out = {"bootstrap.servers": bootstrap}
+    if security_protocol == "PLAINTEXT":
+        return out
+    python = client in ("kafka-python", "aiokafka")
+    out["security_protocol" if python else "security.protocol"] = security_protocol
+    if sasl is None:
+        return out
+    mechanism, user, password = sasl
+    if python:
+        out |= {
+            "sasl_mechanism": mechanism,
+            "sasl_plain_username": user,
+            "sasl_plain_password": password,
+        }
+    elif client == "confluent":
+        out |= {"sasl.mechanism": mechanism, "sasl.username": user, "sasl.password": password}
+    else:
+        module = (
+            "org.apache.kafka.common.security.plain.PlainLoginModule"
+            if mechanism == "PLAIN"
+            else "org.apache.kafka.common.security.scram.ScramLoginModule"
+        )
+        out |= {
+            "sasl.mechanism": mechanism,
+            "sasl.jaas.config": f'{module} required username="{user}" password="{password}";',
+        }
+    return out

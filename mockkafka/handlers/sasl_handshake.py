@@ -1,0 +1,38 @@
+"""SaslHandshake (key 17), version 1.
+
+Picks the SASL mechanism of the connection on a SASL listener (``security_protocol``
+``SASL_PLAINTEXT`` / ``SASL_SSL``): UNSUPPORTED_SASL_MECHANISM with the enabled ones
+(``cluster/security.SASL_MECHANISMS``) for another, ILLEGAL_SASL_STATE when the connection
+is already authenticated or the listener does not speak SASL. The exchange itself follows in
+SaslAuthenticate requests.
+
+Not implemented: version 0 (the pre-KIP-152 unframed token exchange); it is not advertised,
+so clients use version 1.
+"""
+
+from __future__ import annotations
+
+from mockkafka.cluster.security import SASL_MECHANISMS, SASL_PROTOCOLS, sasl_exchange
+from mockkafka.errors import ErrorCode
+from mockkafka.handlers.base import RequestContext, Result, handler
+from mockkafka.protocol.codec import Message
+
+#: connection_state key of the SASL exchange in progress.
+SASL_EXCHANGE = "sasl.exchange"
+#: connection_state key of the authenticated principal ("User:alice").
+PRINCIPAL = "sasl.principal"
+
+
+@handler("SaslHandshake", versions=(1, 1))
+def handle(ctx: RequestContext, request: Message) -> Result:
+    cfg = ctx.cluster.config
+    mechanism = request.get("mechanism") or ""
+    if cfg.security_protocol not in SASL_PROTOCOLS or PRINCIPAL in ctx.connection_state:
+        return {"error_code": ErrorCode.ILLEGAL_SASL_STATE, "mechanisms": []}
+    if mechanism not in SASL_MECHANISMS:
+        return {
+            "error_code": ErrorCode.UNSUPPORTED_SASL_MECHANISM,
+            "mechanisms": list(SASL_MECHANISMS),
+        }
+    ctx.connection_state[SASL_EXCHANGE] = sasl_exchange(mechanism, dict(cfg.users))
+    return {"error_code": ErrorCode.NONE, "mechanisms": list(SASL_MECHANISMS)}
