@@ -81,6 +81,7 @@ __all__ = [
     "TimestampType",
     "UnsupportedCodecError",
     "assign_offsets",
+    "check_batch",
     "decode_batch",
     "decode_control_record",
     "decode_records",
@@ -567,6 +568,113 @@ def _decode_v2_records(
             f"{count} records it declares"
         )
     return records
+
+
+def _check_v2_section(buf: bytes, count: int, base_offset: int) -> None:
+    """Check a v2 records section as :func:`_decode_v2_records` reads it -- every length,
+    varint, header key, and offset deltas counting 0, 1, 2, ... -- without building a
+    single object (the produce path validates every batch; this is its hot loop)."""
+    n = len(buf)
+    pos = 0
+    slow = _read_varint_slow
+    i = 0
+    try:
+        for i in range(count):
+            b = buf[pos]
+            if b < 0x80:
+                length, pos = (b >> 1) ^ -(b & 1), pos + 1
+            else:
+                length, pos = slow(buf, pos, 5, 32)
+            end = pos + length
+            if length < 6 or end > n:
+                raise ProtocolError(f"record length {length} overruns the records section")
+            pos += 1  # attributes
+            b = buf[pos]
+            if b < 0x80:
+                pos += 1
+            else:
+                pos = slow(buf, pos, 10, 64)[1]
+            b = buf[pos]
+            if b < 0x80:
+                delta, pos = (b >> 1) ^ -(b & 1), pos + 1
+            else:
+                delta, pos = slow(buf, pos, 5, 32)
+            if delta != i:
+                raise ProtocolError(f"offset delta {delta} where {i} was expected")
+            for _ in range(2):  # key, value
+                b = buf[pos]
+                if b < 0x80:
+                    size, pos = (b >> 1) ^ -(b & 1), pos + 1
+                else:
+                    size, pos = slow(buf, pos, 5, 32)
+                if size >= 0:
+                    pos += size
+                elif size != -1:
+                    raise ProtocolError(f"invalid key or value length {size}")
+            b = buf[pos]
+            if b < 0x80:
+                headers, pos = (b >> 1) ^ -(b & 1), pos + 1
+            else:
+                headers, pos = slow(buf, pos, 5, 32)
+            if headers:
+                if headers < 0 or headers > end - pos:
+                    raise ProtocolError(f"invalid header count {headers}")
+                for _ in range(headers):
+                    size, pos = _read_varint(buf, pos)
+                    if size < 0 or pos + size > end:
+                        raise ProtocolError(f"invalid header key length {size}")
+                    buf[pos : pos + size].decode("utf-8")
+                    pos += size
+                    size, pos = _read_varint(buf, pos)
+                    if size >= 0:
+                        pos += size
+                    elif size != -1:
+                        raise ProtocolError(f"invalid header value length {size}")
+            if pos != end:
+                raise ProtocolError(f"record length {length} does not match its fields")
+    except IndexError:
+        raise ProtocolError(
+            f"record batch at offset {base_offset}: record {i} is truncated (records count {count})"
+        ) from None
+    except UnicodeDecodeError:
+        raise ProtocolError(
+            f"record batch at offset {base_offset}: record {i} has a header key that is not UTF-8"
+        ) from None
+    except ProtocolError as exc:
+        raise ProtocolError(f"record batch at offset {base_offset}, record {i}: {exc}") from None
+    if pos != n:
+        raise ProtocolError(
+            f"record batch at offset {base_offset}: {n - pos} bytes left after the "
+            f"{count} records it declares"
+        )
+
+
+def check_batch(raw: BytesLike, *, max_output_size: int = DEFAULT_MAX_OUTPUT_SIZE) -> BatchHeader:
+    """Validate one entry (as yielded by :func:`iter_batches`) as deeply as
+    :func:`decode_batch` does, without decoding records: decompresses (up to
+    ``max_output_size``), and for v2 checks every record's fields and that offset deltas
+    count 0, 1, 2, ...; CRCs are not checked here (see :func:`verify_crc`). Raises
+    :class:`ProtocolError`; returns the header."""
+    batches = split_batches(raw)
+    if len(batches) != 1:
+        raise ProtocolError(f"expected exactly one batch, found {len(batches)}")
+    header, view = batches[0]
+    if header.magic < 2:
+        _decode(header, view, False, max_output_size)
+        return header
+    payload = view[V2_HEADER_SIZE:]
+    codec = header.attributes & _CODEC_MASK
+    if codec:
+        try:
+            buf = decompress(codec, payload, max_output_size=max_output_size)
+        except UnsupportedCodecError:
+            raise
+        except ProtocolError as exc:
+            raise ProtocolError(f"record batch at offset {header.base_offset}: {exc}") from None
+    else:
+        buf = bytes(payload)
+    _check_v2_section(buf, header.records_count, header.base_offset)
+    return header
 
 
 # One legacy message parsed from a buffer: offset, magic, attributes, timestamp, crc,
