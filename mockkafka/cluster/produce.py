@@ -95,6 +95,14 @@ def validate_records(data: RecordsBlob | None, max_decompressed: int) -> Produce
     """The LogValidator verdict on a produced records blob: None when every batch may be
     stored, else the error to answer. Pure and thread-safe (the server may run it off the
     event loop)."""
+    batches = _split(data)
+    if isinstance(batches, ProduceOutcome):
+        return batches
+    return validate_batches(batches, max_decompressed)
+
+
+def _split(data: RecordsBlob | None) -> list[tuple[rec.BatchHeader, memoryview]] | ProduceOutcome:
+    """The batches of a produced blob, or the error answering a blob that does not split."""
     if not data:
         return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message="empty records")
     try:
@@ -103,7 +111,7 @@ def validate_records(data: RecordsBlob | None, max_decompressed: int) -> Produce
         return ProduceOutcome(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, message=str(exc))
     except ProtocolError as exc:
         return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message=str(exc))
-    return validate_batches(batches, max_decompressed)
+    return batches
 
 
 def validate_batches(
@@ -151,14 +159,9 @@ def append_records(
     ``validated`` is :func:`validate_records` already run on ``data`` (the server runs it off
     the event loop for big requests); by default it runs here.
     """
-    if not data:
-        return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message="empty records")
-    try:
-        batches = rec.split_batches(data, allow_partial=False)
-    except UnsupportedCodecError as exc:
-        return ProduceOutcome(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, message=str(exc))
-    except ProtocolError as exc:
-        return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message=str(exc))
+    batches = _split(data)
+    if isinstance(batches, ProduceOutcome):
+        return batches
     if not batches:
         return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message="no record batch")
     max_bytes = topic.config_int("max.message.bytes")

@@ -458,23 +458,27 @@ def _require_crc(header: BatchHeader, raw: memoryview) -> None:
 # =========================================================================== decoding
 
 
+def _v2_section(header: BatchHeader, raw: memoryview, max_output_size: int) -> bytes:
+    """The records section of a v2 batch, decompressed (at most ``max_output_size``)."""
+    payload = raw[V2_HEADER_SIZE:]
+    codec = header.attributes & _CODEC_MASK
+    if not codec:
+        return bytes(payload)
+    try:
+        return decompress(codec, payload, max_output_size=max_output_size)
+    except UnsupportedCodecError:
+        raise
+    except ProtocolError as exc:
+        raise ProtocolError(f"record batch at offset {header.base_offset}: {exc}") from None
+
+
 def _decode_v2_records(
     header: BatchHeader, raw: memoryview, max_output_size: int = DEFAULT_MAX_OUTPUT_SIZE
 ) -> list[Record]:
-    payload = raw[V2_HEADER_SIZE:]
-    codec = header.attributes & _CODEC_MASK
     count = header.records_count
-    if count == 0 and not payload:
+    if count == 0 and len(raw) == V2_HEADER_SIZE:
         return []
-    if codec:
-        try:
-            buf = decompress(codec, payload, max_output_size=max_output_size)
-        except UnsupportedCodecError:
-            raise
-        except ProtocolError as exc:
-            raise ProtocolError(f"record batch at offset {header.base_offset}: {exc}") from None
-    else:
-        buf = bytes(payload)
+    buf = _v2_section(header, raw, max_output_size)
     n = len(buf)
     base_offset = header.base_offset
     base_ts = header.base_timestamp
@@ -662,18 +666,9 @@ def check_batch(raw: BytesLike, *, max_output_size: int = DEFAULT_MAX_OUTPUT_SIZ
     if header.magic < 2:
         _decode(header, view, False, max_output_size)
         return header
-    payload = view[V2_HEADER_SIZE:]
-    codec = header.attributes & _CODEC_MASK
-    if codec:
-        try:
-            buf = decompress(codec, payload, max_output_size=max_output_size)
-        except UnsupportedCodecError:
-            raise
-        except ProtocolError as exc:
-            raise ProtocolError(f"record batch at offset {header.base_offset}: {exc}") from None
-    else:
-        buf = bytes(payload)
-    _check_v2_section(buf, header.records_count, header.base_offset)
+    _check_v2_section(
+        _v2_section(header, view, max_output_size), header.records_count, header.base_offset
+    )
     return header
 
 

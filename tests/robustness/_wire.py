@@ -95,6 +95,50 @@ class Raw:
         return False
 
 
+def produce_body(records: bytes, *, topic: str = "t", partition: int = 0) -> dict[str, Any]:
+    """A Produce request body (acks=1) carrying ``records`` to one partition."""
+    return {
+        "acks": 1,
+        "timeout_ms": 1000,
+        "topic_data": [
+            {"name": topic, "partition_data": [{"index": partition, "records": records}]}
+        ],
+    }
+
+
+def partition_response(produce_response: dict[str, Any]) -> dict[str, Any]:
+    """The only partition's entry of a Produce response."""
+    out: dict[str, Any] = produce_response["responses"][0]["partition_responses"][0]
+    return out
+
+
+def fetch_body(
+    *,
+    max_wait_ms: int,
+    max_bytes: int = 1000,
+    partition_max_bytes: int = 100,
+    topic: str = "t",
+    partitions: tuple[int, ...] = (0,),
+) -> dict[str, Any]:
+    """A Fetch v4-v12 request body reading ``partitions`` of ``topic`` from offset 0."""
+    return {
+        "replica_id": -1,
+        "max_wait_ms": max_wait_ms,
+        "min_bytes": 1,
+        "max_bytes": max_bytes,
+        "isolation_level": 0,
+        "topics": [
+            {
+                "topic": topic,
+                "partitions": [
+                    {"partition": p, "fetch_offset": 0, "partition_max_bytes": partition_max_bytes}
+                    for p in partitions
+                ],
+            }
+        ],
+    }
+
+
 def health(host: str, port: int) -> float:
     """Milliseconds for connect + ApiVersions v3 + close on a fresh connection."""
     t0 = time.perf_counter()

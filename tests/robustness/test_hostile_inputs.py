@@ -27,6 +27,8 @@ from tests.robustness._wire import (
     Raw,
     broker_process,
     frame,
+    partition_response,
+    produce_body,
     raise_own_fd_limit,
     request_header,
 )
@@ -256,18 +258,8 @@ def test_memory_returns_after_big_and_rejected_requests() -> None:
             # A 50 MB produce that is rejected (records that do not parse).
             junk = bytearray(rec.encode_batch([rec.Record(0, 0, None, b"v")], base_offset=0))
             blob = bytes(junk) + b"\x00" * (50 * 1024 * 1024)
-            resp = c.request(
-                "Produce",
-                9,
-                {
-                    "acks": 1,
-                    "timeout_ms": 1000,
-                    "topic_data": [
-                        {"name": "t", "partition_data": [{"index": 0, "records": blob}]}
-                    ],
-                },
-            )
-            code = resp["responses"][0]["partition_responses"][0]["error_code"]
+            resp = c.request("Produce", 9, produce_body(blob))
+            code = partition_response(resp)["error_code"]
             assert code != 0
             del blob
             # A decompression bomb: 200 MB of zeros in a few KB of zstd.
@@ -275,16 +267,8 @@ def test_memory_returns_after_big_and_rejected_requests() -> None:
             hb = bytearray(bomb[: rec.V2_HEADER_SIZE])
             payload = _zstd_bomb(200 * 1024 * 1024)
             raw = _rebatch(hb, payload, codec=4)
-            resp = c.request(
-                "Produce",
-                9,
-                {
-                    "acks": 1,
-                    "timeout_ms": 1000,
-                    "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": raw}]}],
-                },
-            )
-            assert resp["responses"][0]["partition_responses"][0]["error_code"] == 2  # CORRUPT
+            resp = c.request("Produce", 9, produce_body(raw))
+            assert partition_response(resp)["error_code"] == 2  # CORRUPT
         time.sleep(0.3)
         after = b.rss_kib()
         print(f"RSS before {base} KiB, after 1 MB Metadata + 50 MB produce + bomb: {after} KiB")
@@ -328,21 +312,11 @@ def test_bomb_does_not_stall_other_clients() -> None:
         t.start()
         try:
             with Raw(b.host, b.port, timeout=60) as c:
-                resp = c.request(
-                    "Produce",
-                    9,
-                    {
-                        "acks": 1,
-                        "timeout_ms": 1000,
-                        "topic_data": [
-                            {"name": "t", "partition_data": [{"index": 0, "records": blob}]}
-                        ],
-                    },
-                )
+                resp = c.request("Produce", 9, produce_body(blob))
         finally:
             done.set()
             t.join(10)
-        assert resp["responses"][0]["partition_responses"][0]["error_code"] == 0
+        assert partition_response(resp)["error_code"] == 0
         lat = sorted(latencies)
         p90 = lat[int(len(lat) * 0.9)]
         print(

@@ -18,7 +18,7 @@ import mockkafka
 from mockkafka.errors import ErrorCode
 from mockkafka.protocol import records as rec
 from mockkafka.server.limits import MAX_ERRORS, QueuedBytes, keep_error
-from tests.robustness._wire import Raw, health
+from tests.robustness._wire import Raw, fetch_body, health, partition_response, produce_body
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -39,18 +39,8 @@ def _raw(c: mockkafka.Cluster, **kw: Any) -> Raw:
     return Raw(b.host, b.port, **kw)
 
 
-def _produce(c: Raw, records: bytes, version: int = 9) -> dict[str, Any]:
-    resp = c.request(
-        "Produce",
-        version,
-        {
-            "acks": 1,
-            "timeout_ms": 1000,
-            "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": records}]}],
-        },
-    )
-    out: dict[str, Any] = resp["responses"][0]["partition_responses"][0]
-    return out
+def _produce(c: Raw, records: bytes) -> dict[str, Any]:
+    return partition_response(c.request("Produce", 9, produce_body(records)))
 
 
 def _with_crc(raw: bytearray) -> bytes:
@@ -201,21 +191,7 @@ def test_max_wait_ms_is_capped() -> None:
             c.request(
                 "Fetch",
                 11,
-                {
-                    "replica_id": -1,
-                    "max_wait_ms": 2**31 - 1,
-                    "min_bytes": 1,
-                    "max_bytes": 1000,
-                    "isolation_level": 0,
-                    "topics": [
-                        {
-                            "topic": "t",
-                            "partitions": [
-                                {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 100}
-                            ],
-                        }
-                    ],
-                },
+                fetch_body(max_wait_ms=2**31 - 1),
             )
             assert time.perf_counter() - t0 < 2
 
@@ -225,19 +201,7 @@ def test_parked_fetch_of_a_gone_client_releases_its_socket(cluster: mockkafka.Cl
     frame_ = c.conn.send_request(
         "Fetch",
         11,
-        {
-            "replica_id": -1,
-            "max_wait_ms": 30_000,
-            "min_bytes": 1,
-            "max_bytes": 1000,
-            "isolation_level": 0,
-            "topics": [
-                {
-                    "topic": "t",
-                    "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 100}],
-                }
-            ],
-        },
+        fetch_body(max_wait_ms=30_000),
     )
     c.send(frame_)
     server = cluster._server
@@ -258,21 +222,7 @@ def test_parked_fetch_keeps_a_pipelined_request_for_later(cluster: mockkafka.Clu
         fetch = c.conn.send_request(
             "Fetch",
             11,
-            {
-                "replica_id": -1,
-                "max_wait_ms": 300,
-                "min_bytes": 1,
-                "max_bytes": 1000,
-                "isolation_level": 0,
-                "topics": [
-                    {
-                        "topic": "t",
-                        "partitions": [
-                            {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 100}
-                        ],
-                    }
-                ],
-            },
+            fetch_body(max_wait_ms=300),
         )
         c.send(fetch + c.conn.send_request("ApiVersions", 3, {}))
         assert "responses" in c.response().body
