@@ -152,3 +152,15 @@ def test_plugin_marker_gives_a_sasl_cluster(kafka_cluster: mockkafka.Cluster) ->
         kafka_cluster.client_config("kafka-python", mechanism="SCRAM-SHA-256"), topic
     )
     assert [r.value for r in kafka_cluster.topic(topic).records()] == [b"v"]
+
+
+def test_describe_user_scram_credentials_lists_the_users() -> None:
+    from confluent_kafka.admin import AdminClient
+
+    with mockkafka.Cluster(security_protocol="SASL_PLAINTEXT", users=USERS) as cluster:
+        admin = AdminClient(cluster.client_config("confluent", mechanism="SCRAM-SHA-512"))
+        described = admin.describe_user_scram_credentials().result(10)
+        assert set(described) == set(USERS)
+        infos = described["alice"].scram_credential_infos
+        assert sorted(i.mechanism.name for i in infos) == ["SCRAM_SHA_256", "SCRAM_SHA_512"]
+        assert all(i.iterations == 4096 for i in infos)
