@@ -23,8 +23,10 @@ from typing import Any
 
 from mockkafka.protocol.framing import NEED_DATA, ClientConnection, Response
 
-#: Latency an ApiVersions round trip must stay under while the broker is under attack.
-HEALTHY_MS = 250.0
+#: Latency an ApiVersions round trip must stay under while the broker is under attack: a
+#: stall detector (a loop blocked by one request takes seconds), loose enough for a busy
+#: shared machine; the figures themselves are printed with -s.
+HEALTHY_MS = 1000.0
 
 
 def frame(body: bytes) -> bytes:

@@ -324,6 +324,6 @@ def test_bomb_does_not_stall_other_clients() -> None:
         )
         # On the loop the validation alone takes ~0.7 s; off it, probes stay fast (the
         # machine is shared, so one slow probe is not a stall: look at the 90th percentile).
-        assert p90 < 100
+        assert p90 < HEALTHY_MS / 4
         assert lat[-1] < 2 * HEALTHY_MS
         _after(b, fds)
