@@ -64,7 +64,7 @@ from mockkafka.server.limits import (
     release_memory,
     validate_produce_off_loop,
 )
-from mockkafka.server.tls import TlsMaterial
+from mockkafka.server.tls import TLS_PRINCIPAL, TlsMaterial, subject_dn
 from mockkafka.server.traffic import Exchange, TrafficLog
 from mockkafka.server.waits import StateSignal
 
@@ -376,6 +376,7 @@ class ClusterServer:
             now_ms=now,
             connection_state=conn.state,
             peer=conn.peer,
+            principal=self._principal(conn),
         )
         info = request_info(
             spec.api.name,
@@ -425,6 +426,24 @@ class ClusterServer:
             self.signal.notify()
             return error_response(ctx, body, ErrorCode.UNKNOWN_SERVER_ERROR)
         return result
+
+    def _principal(self, conn: Connection) -> str:
+        """Who the client is: ``User:<name>`` after SASL, ``User:<certificate subject>``
+        for a TLS client certificate on an SSL listener (Kafka's default principal
+        builder, e.g. ``User:CN=client,O=...``), else ``User:ANONYMOUS``."""
+        named = conn.state.get(PRINCIPAL) or conn.state.get(TLS_PRINCIPAL)
+        if named is not None:
+            return str(named)
+        if not self._sasl and isinstance(conn.stream, trio.SSLStream):
+            try:
+                cert = conn.stream.getpeercert()
+            except (trio.NeedHandshakeError, ValueError):
+                cert = None
+            if cert:
+                principal = "User:" + subject_dn(cert)
+                conn.state[TLS_PRINCIPAL] = principal
+                return principal
+        return "User:ANONYMOUS"
 
     async def _park(self, ctx: RequestContext, park: Park) -> bool:
         """Wait as ``park`` says, watching the connection: a client that disconnects ends

@@ -37,6 +37,28 @@ from mockkafka.errors import ConfigError
 CLIENTS: Final = ("confluent", "kafka-python", "aiokafka", "java")
 
 
+#: connection_state key of the principal a TLS client certificate names.
+TLS_PRINCIPAL: Final = "tls.principal"
+
+_DN_KEYS: Final = {
+    "commonName": "CN",
+    "organizationName": "O",
+    "organizationalUnitName": "OU",
+    "countryName": "C",
+    "stateOrProvinceName": "ST",
+    "localityName": "L",
+}
+
+
+def subject_dn(cert: dict[str, Any]) -> str:
+    """The subject of a peer certificate (``ssl.getpeercert()``) as Kafka writes it
+    (RFC 2253: most specific first, e.g. ``CN=client,O=acme``)."""
+    parts = [
+        f"{_DN_KEYS.get(k, k)}={v}" for rdn in reversed(cert.get("subject", ())) for k, v in rdn
+    ]
+    return ",".join(parts)
+
+
 class TlsMaterial:
     """A throwaway CA with a server and a client certificate; see the module docstring."""
 

@@ -164,3 +164,21 @@ def test_describe_user_scram_credentials_lists_the_users() -> None:
         infos = described["alice"].scram_credential_infos
         assert sorted(i.mechanism.name for i in infos) == ["SCRAM_SHA_256", "SCRAM_SHA_512"]
         assert all(i.iterations == 4096 for i in infos)
+
+
+def test_principal_and_auth_path_faults() -> None:
+    """The SASL user is the request's principal; a fault can fail authentication once
+    (the client retries and gets in) -- a test of a client's handling of auth failures."""
+    from confluent_kafka.admin import AdminClient
+
+    with mockkafka.Cluster(security_protocol="SASL_PLAINTEXT", users=USERS) as cluster:
+        seen: list[str] = []
+        cluster.faults.on("Metadata").every_time().handler(
+            lambda request, ctx: seen.append(ctx.principal)
+        )
+        rule = cluster.faults.on("SaslAuthenticate").once().error("SASL_AUTHENTICATION_FAILED")
+        admin = AdminClient(cluster.client_config("confluent", user="bob"))
+        md = admin.list_topics(timeout=15)
+        assert md.brokers
+        assert rule.fired == 1
+        assert seen and set(seen) == {"User:bob"}

@@ -199,3 +199,15 @@ def test_plugin_marker_gives_a_tls_cluster(kafka_cluster: mockkafka.Cluster) -> 
     p.produce(topic, b"over-tls")
     assert p.flush(20) == 0
     assert _values(kafka_cluster, topic) == [b"over-tls"]
+
+
+def test_principal_comes_from_the_client_certificate() -> None:
+    from confluent_kafka.admin import AdminClient
+
+    with mockkafka.Cluster(security_protocol="SSL", ssl_client_auth="required") as cluster:
+        seen: list[str] = []
+        cluster.faults.on("Metadata").every_time().handler(
+            lambda request, ctx: seen.append(ctx.principal)
+        )
+        AdminClient(cluster.client_config("confluent")).list_topics(timeout=10)
+        assert seen and seen[0].startswith("User:CN=client")
