@@ -9,25 +9,61 @@ Start here::
         ...  # any Kafka client: bootstrap.servers = cluster.bootstrap_servers
 
 For trio code: ``async with mockkafka.open_cluster(brokers=3) as cluster``.
+
+The names below are imported on first use (PEP 562), so ``import mockkafka`` -- and the
+pytest plugin, which every pytest session of a user loads -- costs almost nothing until a
+cluster is made.
 """
 
-from mockkafka._cluster import AsyncCluster, Cluster, PartitionView, TopicView, open_cluster
-from mockkafka._verbs_transactions import TransactionView
-from mockkafka.cluster.groups import GroupView, MemberView
-from mockkafka.cluster.state import ClusterConfig
-from mockkafka.cluster.traffic import Exchange, TrafficLog
-from mockkafka.cluster.transactions import CompletedTransaction
-from mockkafka.errors import (
-    BrokerError,
-    ConfigError,
-    ErrorCode,
-    KafkaApiError,
-    MockKafkaError,
-    ProtocolError,
-    error_code,
-)
-from mockkafka.faults import Faults, Rule
-from mockkafka.protocol.records import Record
+from __future__ import annotations
+
+import importlib as _importlib
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from mockkafka._cluster import AsyncCluster, Cluster, PartitionView, TopicView, open_cluster
+    from mockkafka._verbs_transactions import TransactionView
+    from mockkafka.cluster.config import ClusterConfig
+    from mockkafka.cluster.groups import GroupView, MemberView
+    from mockkafka.cluster.traffic import Exchange, TrafficLog
+    from mockkafka.cluster.transactions import CompletedTransaction
+    from mockkafka.errors import (
+        BrokerError,
+        ConfigError,
+        ErrorCode,
+        KafkaApiError,
+        MockKafkaError,
+        ProtocolError,
+        error_code,
+    )
+    from mockkafka.faults import Faults, Rule
+    from mockkafka.protocol.records import Record
+
+# Public name -> the module that defines it.
+_EXPORTS: dict[str, str] = {
+    "AsyncCluster": "mockkafka._cluster",
+    "BrokerError": "mockkafka.errors",
+    "Cluster": "mockkafka._cluster",
+    "ClusterConfig": "mockkafka.cluster.config",
+    "CompletedTransaction": "mockkafka.cluster.transactions",
+    "ConfigError": "mockkafka.errors",
+    "ErrorCode": "mockkafka.errors",
+    "Exchange": "mockkafka.cluster.traffic",
+    "Faults": "mockkafka.faults",
+    "GroupView": "mockkafka.cluster.groups",
+    "KafkaApiError": "mockkafka.errors",
+    "MemberView": "mockkafka.cluster.groups",
+    "MockKafkaError": "mockkafka.errors",
+    "PartitionView": "mockkafka._cluster",
+    "ProtocolError": "mockkafka.errors",
+    "Record": "mockkafka.protocol.records",
+    "Rule": "mockkafka.faults",
+    "TopicView": "mockkafka._cluster",
+    "TrafficLog": "mockkafka.cluster.traffic",
+    "TransactionView": "mockkafka._verbs_transactions",
+    "error_code": "mockkafka.errors",
+    "open_cluster": "mockkafka._cluster",
+}
 
 __all__ = [
     "AsyncCluster",
@@ -55,3 +91,16 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mockkafka' has no attribute {name!r}")
+    # Not cached in this module's globals: the defining module is the one source of truth,
+    # even where a tool (pytester) drops and re-imports modules between runs.
+    return getattr(_importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

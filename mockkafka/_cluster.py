@@ -22,7 +22,8 @@ from mockkafka._verbs_faults import FaultsVerbs
 from mockkafka._verbs_groups import GroupsVerbs
 from mockkafka._verbs_transactions import TransactionsVerbs
 from mockkafka.cluster.produce import append_records
-from mockkafka.cluster.state import Broker, ClusterConfig, ClusterState, Partition, Topic
+from mockkafka.cluster.config import ClusterConfig
+from mockkafka.cluster.state import Broker, ClusterState, Partition, Topic
 from mockkafka.cluster.traffic import TrafficLog
 from mockkafka.errors import BrokerError, ConfigError, ErrorCode, KafkaApiError
 from mockkafka.protocol import records as rec

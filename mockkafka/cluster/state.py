@@ -31,6 +31,7 @@ from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from mockkafka.cluster.config import ClusterConfig
 from mockkafka.cluster.configs import (
     BROKER_DEFAULTS,
     TOPIC_DEFAULTS,
@@ -66,47 +67,6 @@ class ManualClock:
 
     def advance(self, ms: int) -> None:
         self.t += ms
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterConfig:
-    """Options of a cluster; each has the default a test usually wants.
-
-    ``auto_create_topics`` mirrors ``auto.create.topics.enable`` (off, as recommended for
-    production brokers); ``group_initial_rebalance_delay_ms`` is 0 here (3000 in real Kafka)
-    so a group forms at once.
-    """
-
-    brokers: int = 1
-    auto_create_topics: bool = False
-    default_partitions: int = 1
-    default_replication_factor: int = 1
-    group_initial_rebalance_delay_ms: int = 0
-    group_min_session_timeout_ms: int = 6000
-    group_max_session_timeout_ms: int = 1_800_000
-    transaction_max_timeout_ms: int = 900_000
-    offsets_topic_partitions: int = 50
-    max_request_size: int = 104_857_600
-    cluster_id: str | None = None
-    racks: tuple[str | None, ...] = ()
-    broker_configs: tuple[tuple[str, str], ...] = ()
-
-    def __post_init__(self) -> None:
-        from mockkafka.errors import ConfigError
-
-        if self.brokers < 1:
-            raise ConfigError(f"brokers must be at least 1, got {self.brokers}")
-        if self.default_partitions < 1:
-            raise ConfigError(
-                f"default_partitions must be at least 1, got {self.default_partitions}"
-            )
-        if not 1 <= self.default_replication_factor <= self.brokers:
-            raise ConfigError(
-                f"default_replication_factor must be between 1 and brokers={self.brokers}, "
-                f"got {self.default_replication_factor}"
-            )
-        if self.group_initial_rebalance_delay_ms < 0:
-            raise ConfigError("group_initial_rebalance_delay_ms must be >= 0")
 
 
 @dataclass(slots=True)
@@ -243,6 +203,9 @@ class ClusterState:
         ).lower()
         self.broker_configs["group.initial.rebalance.delay.ms"] = str(
             self.config.group_initial_rebalance_delay_ms
+        )
+        self.broker_configs["group.consumer.heartbeat.interval.ms"] = str(
+            self.config.group_consumer_heartbeat_interval_ms
         )
         self.broker_configs.update(self.config.broker_configs)
         self.controller_id = 1

@@ -26,6 +26,15 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+# What the fields of Exchange.summary mean (a timeline prints it once, above its lines).
+SUMMARY_LEGEND = (
+    "+Nms since the first exchange | bN broker N | cN connection N | client id | API vVERSION"
+    " | T-P topic-partition, @N offset the client sent (fetch position, commit), >N offset"
+    " the broker returned (Produce base offset, ListOffsets, OffsetFetch), hwN high watermark"
+    " | errors= error codes in the response | faults= rules that fired | response time"
+    " (or closed, no-response)"
+)
+
 
 @dataclass(slots=True)
 class Exchange:
@@ -61,9 +70,16 @@ class Exchange:
             _collect_errors(self.response, out)
         return out
 
-    def summary(self, origin_ms: int | None = None) -> str:
-        """One line: time (ms since ``origin_ms``, the first exchange by default), broker,
-        connection, client, API/version, errors, faults."""
+    def summary(
+        self,
+        origin_ms: int | None = None,
+        resolve: Callable[[uuid.UUID], str | None] | None = None,
+    ) -> str:
+        """One line (see :data:`SUMMARY_LEGEND`): time (ms since ``origin_ms``, the first
+        exchange by default), broker, connection, client, API and version, partitions with
+        offsets (topic ids named through ``resolve``), errors, faults, duration."""
+        from mockkafka.faults.inspect import partition_offsets
+
         errs = sorted(self.error_codes)
         origin = self.time_ms if origin_ms is None else origin_ms
         parts = [
@@ -71,8 +87,11 @@ class Exchange:
             f"b{self.broker_id}",
             f"c{self.connection_id}",
             f"{self.client_id or '-'}",
-            f"{self.api}v{self.version}",
+            f"{self.api} v{self.version}",
         ]
+        where = partition_offsets(self.request, self.response, resolve)
+        if where:
+            parts.append(where)
         if errs:
             from mockkafka.errors import error_code
 

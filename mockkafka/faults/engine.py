@@ -272,6 +272,13 @@ class FaultEngine:
         self._clock = clock
         self._rules: list[Rule] = []
         self.events: list[ClusterEvent] = []
+        # Rules made by ``Faults.on`` are named rule-1, rule-2, ... per cluster, so a test's
+        # failure report names them the same way however many tests ran before it.
+        self._rule_numbers = itertools.count(1)
+
+    def next_rule_name(self) -> str:
+        """A name for a new rule of this cluster: ``rule-1``, ``rule-2``, ..."""
+        return f"rule-{next(self._rule_numbers)}"
 
     def __bool__(self) -> bool:
         return bool(self._rules)
@@ -408,7 +415,7 @@ class Faults:
             client_id=client_id,
             connection=connection,
         )
-        rule = Rule(m)
+        rule = Rule(m, name=self.engine.next_rule_name())
         self.attach(rule)
         return rule
 
