@@ -21,8 +21,8 @@ import trio
 from mockkafka._verbs_faults import FaultsVerbs
 from mockkafka._verbs_groups import GroupsVerbs
 from mockkafka._verbs_transactions import TransactionsVerbs
-from mockkafka.cluster.produce import append_records
 from mockkafka.cluster.config import ClusterConfig
+from mockkafka.cluster.produce import append_records
 from mockkafka.cluster.state import Broker, ClusterState, Partition, Topic
 from mockkafka.cluster.traffic import TrafficLog
 from mockkafka.errors import BrokerError, ConfigError, ErrorCode, KafkaApiError
