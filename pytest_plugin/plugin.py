@@ -257,11 +257,15 @@ def start_cluster(opts: ClusterOptions) -> Cluster:
     """A started ``mockkafka.Cluster`` with ``opts`` (a usage error if a port is taken)."""
     __tracebackhide__ = True
     from mockkafka import Cluster
+    from mockkafka.errors import leaf_exception
 
     try:
         return Cluster(**opts.cluster_kwargs()).start()
-    except OSError as exc:
-        problem = f"cannot listen on port {opts.port} (set by {opts.sources.get('port')}): {exc}"
+    except BaseException as group:
+        exc = leaf_exception(group)
+        if not (isinstance(exc, OSError) and opts.port):
+            raise
+        problem = f"{exc.strerror or exc} (port set by {opts.sources.get('port')})"
     usage_error(problem)
     raise AssertionError("unreachable")  # pragma: no cover
 

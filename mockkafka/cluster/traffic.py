@@ -167,6 +167,9 @@ class TrafficLog:
         self._seq = 0
         self.enabled = enabled
         self.on_record: list[Callable[[Exchange], None]] = []
+        # Called once per exchange when it is answered, closed or left unanswered (the
+        # live JSONL and log of `mockkafka serve`).
+        self.on_completed: list[Callable[[Exchange], None]] = []
         self._cond = threading.Condition()
         self.origin_ms: int | None = None  # time of the first exchange: timelines count from it
 
@@ -211,6 +214,8 @@ class TrafficLog:
         if self.enabled:
             with self._cond:
                 self._cond.notify_all()
+            for cb in self.on_completed:
+                cb(ex)
 
     def mark(self) -> int:
         """The newest sequence number: pass it as ``since_seq`` to see only later traffic."""

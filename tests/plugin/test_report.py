@@ -196,7 +196,6 @@ def test_timeline_explains_its_columns_once_and_names_rules_per_test(
     assert "rule-2" not in out and "rule-3" not in out
 
 
-
 def test_broker_error_fails_a_test_that_otherwise_passed(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         BREAK_METADATA
