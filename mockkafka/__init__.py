@@ -21,11 +21,8 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
-    from mockkafka._cluster import AsyncCluster, Cluster, PartitionView, TopicView, open_cluster
-    from mockkafka._verbs_transactions import TransactionView
+    from mockkafka._api.cluster import AsyncCluster, Cluster, open_cluster
     from mockkafka.cluster.config import ClusterConfig
-    from mockkafka.cluster.groups import GroupView, MemberView
-    from mockkafka.cluster.traffic import Exchange, TrafficLog
     from mockkafka.cluster.transactions import CompletedTransaction
     from mockkafka.errors import (
         BrokerError,
@@ -34,35 +31,43 @@ if _typing.TYPE_CHECKING:
         KafkaApiError,
         MockKafkaError,
         ProtocolError,
+        UnfiredRulesError,
+        UnfiredRuleWarning,
+        WaitTimeout,
         error_code,
     )
     from mockkafka.faults import Faults, Rule
     from mockkafka.protocol.records import Record
+    from mockkafka.server.traffic import Exchange, TrafficLog
+    from mockkafka.views import GroupView, MemberView, PartitionView, TopicView, TransactionView
 
 # Public name -> the module that defines it.
 _EXPORTS: dict[str, str] = {
-    "AsyncCluster": "mockkafka._cluster",
+    "AsyncCluster": "mockkafka._api.cluster",
     "BrokerError": "mockkafka.errors",
-    "Cluster": "mockkafka._cluster",
+    "Cluster": "mockkafka._api.cluster",
     "ClusterConfig": "mockkafka.cluster.config",
     "CompletedTransaction": "mockkafka.cluster.transactions",
     "ConfigError": "mockkafka.errors",
     "ErrorCode": "mockkafka.errors",
-    "Exchange": "mockkafka.cluster.traffic",
+    "Exchange": "mockkafka.server.traffic",
     "Faults": "mockkafka.faults",
-    "GroupView": "mockkafka.cluster.groups",
+    "GroupView": "mockkafka.views",
     "KafkaApiError": "mockkafka.errors",
-    "MemberView": "mockkafka.cluster.groups",
+    "MemberView": "mockkafka.views",
     "MockKafkaError": "mockkafka.errors",
-    "PartitionView": "mockkafka._cluster",
+    "PartitionView": "mockkafka.views",
     "ProtocolError": "mockkafka.errors",
     "Record": "mockkafka.protocol.records",
     "Rule": "mockkafka.faults",
-    "TopicView": "mockkafka._cluster",
-    "TrafficLog": "mockkafka.cluster.traffic",
-    "TransactionView": "mockkafka._verbs_transactions",
+    "TopicView": "mockkafka.views",
+    "TrafficLog": "mockkafka.server.traffic",
+    "TransactionView": "mockkafka.views",
+    "UnfiredRuleWarning": "mockkafka.errors",
+    "UnfiredRulesError": "mockkafka.errors",
+    "WaitTimeout": "mockkafka.errors",
     "error_code": "mockkafka.errors",
-    "open_cluster": "mockkafka._cluster",
+    "open_cluster": "mockkafka._api.cluster",
 }
 
 __all__ = [
@@ -86,6 +91,9 @@ __all__ = [
     "TopicView",
     "TrafficLog",
     "TransactionView",
+    "UnfiredRuleWarning",
+    "UnfiredRulesError",
+    "WaitTimeout",
     "error_code",
     "open_cluster",
 ]

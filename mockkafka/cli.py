@@ -36,8 +36,8 @@ from typing import IO, TYPE_CHECKING, Any, TextIO
 from mockkafka.cluster.config import ClusterConfig
 
 if TYPE_CHECKING:
-    from mockkafka._cluster import AsyncCluster
-    from mockkafka.cluster.traffic import Exchange
+    from mockkafka._api.cluster import AsyncCluster
+    from mockkafka.server.traffic import Exchange
 
 PROG = "mockkafka"
 # ClusterConfig fields with a flag of their own (or none: set through other flags).
@@ -265,7 +265,7 @@ async def serve(
     """Run the cluster until SIGINT/SIGTERM (flags already checked)."""
     import trio
 
-    from mockkafka._cluster import open_cluster
+    from mockkafka._api.cluster import open_cluster
 
     stream = out if out is not None else sys.stdout
     writer = TrafficWriter(jsonl, log) if (jsonl is not None or log is not None) else None
@@ -341,12 +341,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             functools.partial(serve, args, jsonl=jsonl, log=sys.stderr if args.log else None)
         )
     except BaseException as group:
-        exc = leaf_exception(group)
-        if isinstance(exc, MockKafkaError):
-            return _problem("serve", str(exc))
-        if isinstance(exc, OSError):
-            return _problem("serve", exc.strerror or str(exc), status=1)
-        if isinstance(exc, KeyboardInterrupt):  # Ctrl-C before the cluster was up
+        leaf = leaf_exception(group)
+        if isinstance(leaf, MockKafkaError):
+            return _problem("serve", str(leaf))
+        if isinstance(leaf, OSError):
+            return _problem("serve", leaf.strerror or str(leaf), status=1)
+        if isinstance(leaf, KeyboardInterrupt):  # Ctrl-C before the cluster was up
             return 130
         raise
     finally:

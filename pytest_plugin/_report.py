@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mockkafka import AsyncCluster, BrokerError, Cluster, Rule
-    from mockkafka.cluster.traffic import Exchange
+    from mockkafka import AsyncCluster, BrokerError, Cluster
+    from mockkafka.server.traffic import Exchange
 
     AnyCluster = Cluster | AsyncCluster
 
@@ -70,7 +70,7 @@ class TestClusters:
     def traffic_section(self, last: int, jsonl_hint: str | None) -> str | None:
         """The newest ``last`` exchanges of every cluster, one line each, and the fault
         rules; None when no cluster saw traffic or had rules (no empty section)."""
-        from mockkafka.cluster.traffic import SUMMARY_LEGEND
+        from mockkafka.server.traffic import SUMMARY_LEGEND
 
         parts: list[str] = []
         for t in self.clusters:
@@ -103,7 +103,7 @@ class TestClusters:
         out: list[str] = []
         strict = False
         for t in self.clusters:
-            for rule in unfired_rules(t.cluster):
+            for rule in t.cluster.unfired_rules():
                 out.append(f"{t.label}: {rule}")
                 strict = strict or t.strict_faults
         return out, strict
@@ -127,22 +127,9 @@ def _snapshot(cluster: AnyCluster) -> list[Exchange]:
     return cluster.call(lambda _state: list(cluster.traffic))
 
 
-def _rules(cluster: AnyCluster) -> list[Rule]:
-    """The cluster's fault rules (none if faults were never used)."""
-    engine = cluster.state.extensions.get("faults")
-    if engine is None:
-        return []
-    return cluster.call(lambda _state: list(engine.rules()))
-
-
 def _fault_rules(cluster: AnyCluster) -> list[str]:
     """The cluster's fault rules with how often each fired."""
-    return [str(rule) for rule in _rules(cluster)]
-
-
-def unfired_rules(cluster: AnyCluster) -> list[Rule]:
-    """Rules of ``cluster`` that never fired."""
-    return [rule for rule in _rules(cluster) if not rule.fired]
+    return [str(rule) for rule in cluster.faults.rules()]
 
 
 def _topic_names(cluster: AnyCluster) -> Any:

@@ -296,8 +296,10 @@ def check_rules(request: pytest.FixtureRequest) -> None:
         pytest.fail(
             f"mockkafka strict_faults: fault rules that never fired:\n  {listed}", pytrace=False
         )
+    from mockkafka.errors import UnfiredRuleWarning
+
     warnings.warn(
-        MockKafkaWarning(
+        UnfiredRuleWarning(
             f"fault rules that never fired (strict_faults=True makes this a failure):\n  {listed}"
         ),
         stacklevel=1,

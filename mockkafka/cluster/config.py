@@ -6,7 +6,35 @@ every pytest session, so importing it must not import the broker.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_racks(v: Any) -> bool:
+    return isinstance(v, tuple | list) and all(r is None or isinstance(r, str) for r in v)
+
+
+def _is_broker_configs(v: Any) -> bool:
+    if isinstance(v, Mapping):
+        return all(isinstance(k, str) for k in v)
+    return isinstance(v, tuple | list) and all(
+        isinstance(kv, tuple | list) and len(kv) == 2 and isinstance(kv[0], str) for kv in v
+    )
+
+
+# ClusterConfig field type (as written) -> (check, what to say when it fails).
+_CONFIG_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "int": (_is_int, "an int"),
+    "bool": (lambda v: isinstance(v, bool), "True or False"),
+    "str | None": (lambda v: v is None or isinstance(v, str), "a str or None"),
+    "tuple[str | None, ...]": (_is_racks, "a list of rack names (str or None), one per broker"),
+    "tuple[tuple[str, str], ...]": (_is_broker_configs, "a dict {config: value}"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +71,27 @@ class ClusterConfig:
     def __post_init__(self) -> None:
         from mockkafka.errors import ConfigError
 
+        for f in fields(self):
+            value = getattr(self, f.name)
+            kind = _CONFIG_KINDS.get(str(f.type))
+            if kind is not None and not kind[0](value):
+                raise ConfigError(
+                    f"cluster option {f.name} must be {kind[1]}, got {value!r} "
+                    f"({type(value).__name__})"
+                )
+        if isinstance(self.racks, list):
+            object.__setattr__(self, "racks", tuple(self.racks))
+        if isinstance(self.broker_configs, Mapping):
+            object.__setattr__(
+                self,
+                "broker_configs",
+                tuple((str(k), str(v)) for k, v in self.broker_configs.items()),
+            )
+        if self.racks and len(self.racks) != self.brokers:
+            raise ConfigError(
+                f"racks must name one rack (or None) per broker: {self.brokers} brokers, "
+                f"got {len(self.racks)} racks {list(self.racks)!r}"
+            )
         if self.brokers < 1:
             raise ConfigError(f"brokers must be at least 1, got {self.brokers}")
         if self.default_partitions < 1:

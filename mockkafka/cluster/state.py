@@ -36,11 +36,14 @@ from mockkafka.cluster.configs import (
     BROKER_DEFAULTS,
     TOPIC_DEFAULTS,
     TOPIC_TO_BROKER,
+    DynamicConfigs,
     validate_topic_config,
 )
+from mockkafka.cluster.fetch_sessions import FetchSessionCache
 from mockkafka.cluster.log import PartitionLog
 from mockkafka.cluster.producers import ProducerIdInfo, ProducerPartitionState
 from mockkafka.errors import ErrorCode, KafkaApiError
+from mockkafka.faults.engine import FaultEngine
 
 
 class Clock(Protocol):
@@ -197,6 +200,15 @@ class ClusterState:
         for i in range(1, self.config.brokers + 1):
             rack = self.config.racks[i - 1] if i - 1 < len(self.config.racks) else None
             self.brokers[i] = Broker(node_id=i, rack=rack)
+        self._wakers: list[Callable[[Hashable], None]] = []
+        self._timer_seq = itertools.count()
+        #: The fault rules consulted for every request (kept by :meth:`reset`, which clears
+        #: its rules through the public cluster).
+        self.faults = FaultEngine(self.now_ms)
+        self._init_data()
+
+    def _init_data(self) -> None:
+        """Everything a test changes (see :meth:`reset`); brokers and wakers stay."""
         self.broker_configs: dict[str, str] = dict(BROKER_DEFAULTS)
         self.broker_configs["auto.create.topics.enable"] = str(
             self.config.auto_create_topics
@@ -208,18 +220,20 @@ class ClusterState:
             self.config.group_consumer_heartbeat_interval_ms
         )
         self.broker_configs.update(self.config.broker_configs)
-        self.controller_id = 1
+        self.controller_id = min(self.brokers)
         self.topics: dict[str, Topic] = {}
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
         self.producer_ids: dict[int, ProducerIdInfo] = {}
         self._next_producer_id = 1000
         self._timers: list[_Timer] = []
-        self._timer_seq = itertools.count()
-        self._wakers: list[Callable[[Hashable], None]] = []
         self._next_assignment = 0
         # Per-API version caps (cap_api_versions): api key -> max version.
         self.api_version_caps: dict[int, int] = {}
-        # Extension points for subsystems (fetch sessions, server, faults).
+        #: Incremental fetch sessions (KIP-227) by broker id.
+        self.fetch_sessions: dict[int, FetchSessionCache] = {}
+        #: Configs set at run time beyond ``broker_configs`` (see ``configs.py``).
+        self.dynamic_configs = DynamicConfigs()
+        #: State of subsystems that have no typed attribute yet, by name (cleared by reset).
         self.extensions: dict[str, Any] = {}
         from mockkafka.cluster.coordinators import Coordinators
         from mockkafka.cluster.groups import GroupCoordinator
@@ -228,6 +242,16 @@ class ClusterState:
         self.coordinators = Coordinators(self)
         self.groups = GroupCoordinator(self)
         self.transactions = TransactionCoordinator(self)
+
+    def reset(self) -> None:
+        """Forget every topic, group, transaction, producer id, timer, version cap and
+        dynamic config, as in a new cluster; brokers keep their ids, ports and running
+        state (the server starts stopped ones again). Parked requests are woken."""
+        for b in self.brokers.values():
+            b.configs.clear()
+        self._init_data()
+        self.notify(("topics",))
+        self.notify(_TIMERS_CHANGED)
 
     # -- time, timers and wake-ups ------------------------------------------------------------
 
@@ -455,9 +479,7 @@ class ClusterState:
 
     def emit_event(self, name: str, **attrs: Any) -> None:
         """Record a cluster event for fault rules (``Trigger.after_event``)."""
-        engine = self.extensions.get("faults")
-        if engine is not None:
-            engine.record_event(name, **attrs)
+        self.faults.record_event(name, **attrs)
 
     def set_leader(self, topic: str, index: int, leader: int) -> Partition:
         """Make ``leader`` the partition leader (-1: none) and bump the leader epoch.
