@@ -130,10 +130,19 @@ def load_handlers() -> dict[int, HandlerSpec]:
     return HANDLERS
 
 
+# KIP-714 client telemetry. Kafka advertises these only when a client-metrics plugin is
+# configured, and librdkafka logs a line to stderr whenever they are advertised; so they are
+# served only when the cluster turns them on (ClusterConfig.telemetry).
+TELEMETRY_APIS = frozenset({"GetTelemetrySubscriptions", "PushTelemetry"})
+
+
 def served_versions(cluster: ClusterState) -> dict[int, tuple[int, int]]:
-    """api key -> (min, max) as this cluster advertises them (caps applied)."""
+    """api key -> (min, max) as this cluster advertises them (caps applied, telemetry APIs
+    only with ``ClusterConfig.telemetry``)."""
     out: dict[int, tuple[int, int]] = {}
     for key, spec in load_handlers().items():
+        if spec.api.name in TELEMETRY_APIS and not cluster.config.telemetry:
+            continue
         hi = min(spec.max_version, cluster.api_version_caps.get(key, spec.max_version))
         if hi >= spec.min_version:
             out[key] = (spec.min_version, hi)
