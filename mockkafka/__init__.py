@@ -39,12 +39,20 @@ if _typing.TYPE_CHECKING:
     from mockkafka.faults import Faults, Rule
     from mockkafka.protocol.records import Record
     from mockkafka.server.traffic import Exchange, TrafficLog
-    from mockkafka.views import GroupView, MemberView, PartitionView, TopicView, TransactionView
+    from mockkafka.views import (
+        BrokerView,
+        GroupView,
+        MemberView,
+        PartitionView,
+        TopicView,
+        TransactionView,
+    )
 
 # Public name -> the module that defines it.
 _EXPORTS: dict[str, str] = {
     "AsyncCluster": "mockkafka._api.cluster",
     "BrokerError": "mockkafka.errors",
+    "BrokerView": "mockkafka.views",
     "Cluster": "mockkafka._api.cluster",
     "ClusterConfig": "mockkafka.cluster.config",
     "CompletedTransaction": "mockkafka.cluster.transactions",
@@ -73,6 +81,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "AsyncCluster",
     "BrokerError",
+    "BrokerView",
     "Cluster",
     "ClusterConfig",
     "CompletedTransaction",
