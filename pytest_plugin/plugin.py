@@ -479,11 +479,7 @@ def kafka_cluster_shared(
     tests_of(request.node).add("kafka_cluster_shared", cluster, strict_faults=strict)
     create_topics(cluster, topics)
     yield cluster
-    check_rules(request)
-    tests = request.node.stash.get(TESTS_KEY, None)
-    errors = tests.take_broker_errors() if tests is not None else []
-    if errors:
-        raise broker_error(errors)
+    _stop(request, [])  # the rules and broker errors of this test; the cluster stays up
 
 
 # -- hooks: markers, broker errors, failure report ----------------------------------------------
