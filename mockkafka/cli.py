@@ -245,8 +245,17 @@ class TrafficWriter:
         if self.origin_ms is None:
             self.origin_ms = ex.time_ms
         if self.jsonl is not None:
-            self.jsonl.write(json.dumps(ex.to_json(), default=str) + "\n")
-            self.jsonl.flush()
+            try:
+                self.jsonl.write(json.dumps(ex.to_json(), default=str) + "\n")
+                self.jsonl.flush()
+            except OSError as exc:  # disk full, file gone: say so once, keep serving
+                print(
+                    f"{PROG} serve: writing --traffic-jsonl failed ({exc.strerror or exc}); "
+                    "traffic is no longer written",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                self.jsonl = None
         if self.log is not None:
             try:
                 print(ex.summary(self.origin_ms), file=self.log, flush=True)

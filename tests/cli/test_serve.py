@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shlex
@@ -246,3 +247,25 @@ def test_apis_lists_advertised_versions(capsys: pytest.CaptureFixture[str]) -> N
     assert main(["apis"]) == 0
     out = capsys.readouterr().out
     assert "Produce" in out and "Fetch" in out and "ApiVersions" in out
+
+
+def test_a_failing_traffic_file_is_reported_once_and_serving_goes_on(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from mockkafka.cli import TrafficWriter
+    from mockkafka.server.traffic import Exchange
+
+    class DiskFull(io.StringIO):
+        def write(self, text: str) -> int:
+            raise OSError(28, "No space left on device")
+
+    writer = TrafficWriter(DiskFull(), None)
+    ex = Exchange(1, 0, 1, 1, "c", "Metadata", 3, 12, 1, {"topics": None})
+    writer(ex)
+    writer(ex)  # no second complaint, no exception into the broker
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "mockkafka serve: writing --traffic-jsonl failed (No space left on device); "
+        "traffic is no longer written"
+    ]
+    assert writer.written == 2
