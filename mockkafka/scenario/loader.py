@@ -174,7 +174,12 @@ def load_text(text: str, *, file: str = "<scenario>") -> Scenario:
             )
         raise first
     try:
-        return from_dict(doc, source=file)
+        scenario = from_dict(doc, source=file)
+        from mockkafka.scenario.seed import check_templates
+
+        for spec in scenario.seed:
+            check_templates(spec, scenario.random_seed)
+        return scenario
     except ScenarioError as exc:
         line, col = _locate(marks, exc.path, at_value=True)
         raise exc.located(file, line, col) from None

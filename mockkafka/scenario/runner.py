@@ -1,0 +1,448 @@
+"""Play a scenario against a cluster: set up topics and seed data, run the steps on the
+cluster's own trio loop, then check ``expect:``.
+
+Theory of operation
+-------------------
+:class:`ScenarioRun` holds one playing of a :class:`~mockkafka.scenario.model.Scenario`.
+:meth:`ScenarioRun.setup` creates the topics and writes the seed records; :meth:`play` runs
+the steps one after the other, each waiting for its start condition (woken every few
+milliseconds on the loop that owns the state, so a condition is seen within one client
+request) and then acting through the same verbs and fault rules a Python test uses.
+A condition that does not come within the step's ``timeout`` stops the timeline; the step
+and every later one are reported by :meth:`failures` with the expectations that failed.
+
+Both clusters use the same code: an :class:`~mockkafka.AsyncCluster` is played directly
+(``await scenario.run_async(cluster)``); a threaded :class:`~mockkafka.Cluster` is played
+by a helper thread that enters the cluster's loop with ``trio.from_thread.run``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from mockkafka._cluster import AsyncCluster, Cluster
+from mockkafka.errors import MockKafkaError
+from mockkafka.faults.engine import Rule, engine_of
+from mockkafka.scenario.expect import Acked, evaluate
+from mockkafka.scenario.model import (
+    AfterCommitted,
+    AfterEvent,
+    AfterRecords,
+    AfterRequests,
+    AfterTime,
+    At,
+    Fault,
+    Scenario,
+    Step,
+    Verb,
+    WhenGroup,
+    WhenTransaction,
+    format_duration,
+)
+from mockkafka.scenario.seed import seed_records
+
+if TYPE_CHECKING:
+    from mockkafka.cluster.state import ClusterState
+
+POLL_S = 0.005
+
+#: Arguments passed by position (the rest by keyword), as the Python verbs take them.
+_POSITIONAL = {"topic", "partition", "broker", "group", "transactional_id", "caps", "configs"}
+_POSITIONAL |= {"offsets", "value", "member_id"}
+
+
+class ScenarioRun:
+    """One playing of a scenario on one cluster (see the module docstring)."""
+
+    def __init__(self, scenario: Scenario, cluster: AsyncCluster) -> None:
+        self.scenario = scenario
+        self.cluster = cluster
+        self.rules: dict[str, Rule] = {}
+        self.seeded: Acked = {}
+        self.log: list[str] = []
+        self.problems: list[str] = []
+        self.steps_done = 0
+        self.finished = False
+        self._start_s = 0.0
+        self._start_ms = 0
+        self._since_seq = 0
+        self._scope: trio.CancelScope | None = None
+
+    @property
+    def state(self) -> ClusterState:
+        return self.cluster._state
+
+    # -- setup --------------------------------------------------------------------------------
+
+    def setup(self) -> None:
+        """Create the topics and write the seed records (on the cluster's loop)."""
+        sc = self.scenario
+        have = len(self.state.brokers)
+        if sc.cluster.brokers > have:
+            raise MockKafkaError(
+                f"scenario {sc.name!r} needs {sc.cluster.brokers} brokers; the cluster has "
+                f"{have} (use mockkafka.Cluster(brokers={sc.cluster.brokers}))"
+            )
+        for t in sc.topics:
+            if t.topic in self.state.topics:
+                continue
+            self.cluster.create_topic(
+                t.topic, t.partitions, t.replication_factor, dict(t.config) or None
+            )
+        for s in sc.seed:
+            parts = len(self.state.topic(s.topic).partitions)
+            for part, key, value in seed_records(s, sc.random_seed, parts):
+                off = self.cluster.produce(s.topic, value, key=key, partition=part)
+                self.seeded.setdefault((s.topic, part), {})[off] = (
+                    None if key is None else key.encode(),
+                    None if value is None else value.encode(),
+                )
+
+    # -- the timeline -------------------------------------------------------------------------
+
+    def _note(self, text: str) -> None:
+        self.log.append(f"{(trio.current_time() - self._start_s) * 1000:8.0f} ms  {text}")
+
+    async def play(self) -> None:
+        """Run every step in order (on the cluster's loop); returns when all ran or one
+        could not (see :attr:`problems`)."""
+        self._start_s = trio.current_time()
+        self._start_ms = self.state.now_ms()
+        self._since_seq = self.cluster.traffic.mark()
+        steps = self.scenario.steps
+        with trio.CancelScope() as self._scope:
+            for i, step in enumerate(steps):
+                what = f"step {i + 1} {step.label}"
+                waited = await self._wait_start(step)
+                if waited is not None:
+                    self.problems.append(f"{what} never ran: {waited}")
+                    self._skip(i + 1)
+                    break
+                try:
+                    await self._act(step)
+                except (MockKafkaError, KeyError, ValueError) as exc:
+                    self.problems.append(f"{what} failed: {exc}")
+                    self._skip(i + 1)
+                    break
+                self._note(f"{what} done")
+                self.steps_done = i + 1
+        if self._scope.cancelled_caught and self.steps_done < len(steps):
+            i = self.steps_done
+            self.problems.append(
+                f"step {i + 1} {steps[i].label} never ran: the scenario was stopped before "
+                f"its start condition ({_describe(steps[i])}) held"
+            )
+            self._skip(i + 1)
+        self.finished = True
+
+    def _skip(self, first: int) -> None:
+        for j, s in enumerate(self.scenario.steps[first:], start=first):
+            self.problems.append(f"step {j + 1} {s.label} never ran (an earlier step did not)")
+
+    def cancel(self) -> None:
+        if self._scope is not None:
+            self._scope.cancel()
+
+    async def _wait_start(self, step: Step) -> str | None:
+        """Wait for the step's start condition; None once it holds, else what was seen."""
+        cond = step.start
+        if cond is None:
+            return None
+        if isinstance(cond, At):
+            await trio.sleep_until(self._start_s + cond.ms / 1000)
+            return None
+        if isinstance(cond, AfterTime):
+            await trio.sleep(cond.ms / 1000)
+            return None
+        check = self._condition(step)
+        with trio.move_on_after(step.timeout_ms / 1000):
+            while True:
+                ok, _seen = check()
+                if ok:
+                    return None
+                await trio.sleep(POLL_S)
+        _ok, seen = check()
+        return f"waited {format_duration(step.timeout_ms)} for {_describe(step)}; {seen}"
+
+    def _condition(self, step: Step) -> Callable[[], tuple[bool, str]]:
+        cond = step.start
+        st = self.state
+        if isinstance(cond, AfterRequests):
+            flt = dict(cond.filters)
+
+            def requests() -> tuple[bool, str]:
+                n = self.cluster.traffic.count(cond.api, since_seq=self._since_seq, **flt)
+                return n >= cond.count, f"saw {n}"
+
+            return requests
+        if isinstance(cond, AfterEvent):
+            engine = engine_of(st)
+
+            def event() -> tuple[bool, str]:
+                seen = [e for e in engine.events if e.time_ms >= self._start_ms]
+                ok = any(e.matches(cond.event, cond.attrs) for e in seen)
+                return ok, "events seen: " + (", ".join(e.name for e in seen[-5:]) or "none")
+
+            return event
+        if isinstance(cond, AfterRecords):
+
+            def records() -> tuple[bool, str]:
+                if cond.topic not in st.topics:
+                    return False, f"topic {cond.topic!r} does not exist"
+                parts = st.topics[cond.topic].partitions
+                n = sum(
+                    p.log.high_watermark - p.log.log_start_offset
+                    for p in parts
+                    if cond.partition is None or p.index == cond.partition
+                )
+                return n >= cond.count, f"holds {n}"
+
+            return records
+        if isinstance(cond, AfterCommitted):
+
+            def committed() -> tuple[bool, str]:
+                got = st.groups.committed(cond.group).get((cond.topic, cond.partition))
+                have = None if got is None else got.offset
+                return have is not None and have >= cond.offset, f"committed {have}"
+
+            return committed
+        if isinstance(cond, WhenGroup):
+
+            def group() -> tuple[bool, str]:
+                if cond.group not in st.groups.groups:
+                    return False, "the group does not exist"
+                v = st.groups.view(cond.group)
+                ok = v.state == cond.state and (
+                    cond.members is None or len(v.members) == cond.members
+                )
+                return ok, f"last seen {v.state} with {len(v.members)} members"
+
+            return group
+        assert isinstance(cond, WhenTransaction)
+
+        def transaction() -> tuple[bool, str]:
+            try:
+                v = self.cluster.transaction(cond.transactional_id)
+            except MockKafkaError:
+                return False, "the transactional id is unknown"
+            return v.state == cond.state, f"last seen {v.state}"
+
+        return transaction
+
+    # -- actions ------------------------------------------------------------------------------
+
+    async def _act(self, step: Step) -> None:
+        if isinstance(step.action, Fault):
+            f = step.action
+            rule = Rule(f.match, f.trigger, f.actions, f.name)
+            self.cluster.faults.add(rule)
+            self.rules[rule.name] = rule
+            return
+        await self._verb(step.action)
+
+    async def _verb(self, verb: Verb) -> None:
+        kw = verb.kwargs
+        if kw.get("partition") == "all" and verb.name != "produce":
+            for p in self.state.topic(kw["topic"]).partitions:
+                await self._call(verb.name, {**kw, "partition": p.index})
+            return
+        await self._call(verb.name, kw)
+
+    def _next_broker(self, name: str, kw: dict[str, Any]) -> int:
+        st = self.state
+        if name == "move_leader":
+            p = st.partition(kw["topic"], kw["partition"])
+            reps = list(p.replicas)
+            return reps[(reps.index(p.leader) + 1) % len(reps)] if p.leader in reps else reps[0]
+        ids = sorted(st.brokers)
+        cur = self._coordinator(kw)
+        return ids[(ids.index(cur) + 1) % len(ids)] if cur in ids else ids[0]
+
+    def _coordinator(self, kw: dict[str, Any]) -> int:
+        c: Any = self.cluster
+        if hasattr(c, "coordinator"):
+            return int(
+                c.coordinator(group=kw.get("group"), transactional_id=kw.get("transactional_id"))
+            )
+        if kw.get("group") is not None:
+            return int(c.coordinator_of(kw["group"]))
+        return int(c.transaction_coordinator(kw["transactional_id"]))
+
+    async def _call(self, name: str, kw: dict[str, Any]) -> None:
+        c: Any = self.cluster
+        kw = dict(kw)
+        if kw.get("to") == "next":
+            kw["to"] = self._next_broker(name, kw)
+        if name == "expire_member" and kw["member_id"] == "any":
+            members = self.state.groups.view(kw["group"]).members
+            if not members:
+                raise MockKafkaError(f"group {kw['group']!r} has no member to expire")
+            kw["member_id"] = members[0].member_id
+        if name == "commit_offsets":
+            kw["offsets"] = {(o["topic"], o["partition"]): o["offset"] for o in kw["offsets"]}
+        if name in ("start_broker", "restart_broker"):
+            await getattr(c, name)(kw["broker"])
+            return
+        legacy = _legacy(c, name, kw)
+        if legacy is not None:
+            legacy()
+            return
+        args = [kw.pop(p.name) for p in _params(name) if p.name in kw and _positional(name, p.name)]
+        getattr(c, name)(*args, **kw)
+
+    # -- results ------------------------------------------------------------------------------
+
+    def failures(self) -> list[str]:
+        """Steps that did not run and expectations that failed (on the cluster's loop)."""
+        return self.problems + evaluate(
+            self.scenario.expect,
+            self.state,
+            self.cluster.traffic,
+            rules=self.rules,
+            seeded=self.seeded,
+        )
+
+    def report(self, failures: list[str]) -> str:
+        sc = self.scenario
+        lines = [f"scenario {sc.name!r}: {len(failures)} expectation(s) failed:"]
+        lines += [f"  - {f}" for f in failures]
+        if self.log:
+            lines.append("timeline:")
+            lines += [f"  {x}" for x in self.log[-30:]]
+        return "\n".join(lines)
+
+
+def _params(name: str) -> tuple[Any, ...]:
+    from mockkafka.scenario.model import VERBS
+
+    return VERBS[name]
+
+
+def _positional(verb: str, arg: str) -> bool:
+    if verb == "produce" and arg == "partition":
+        return False
+    if verb in ("move_coordinator", "coordinator_loading"):
+        return False
+    return arg in _POSITIONAL
+
+
+def _legacy(c: Any, name: str, kw: dict[str, Any]) -> Callable[[], Any] | None:
+    """Verbs whose Python name or signature predates docs/vocabulary.md."""
+    if hasattr(c, name) and name not in ("move_coordinator", "coordinator_loading"):
+        return None
+    if name == "delete_records":
+        return lambda: c.delete_records_before(
+            kw["topic"], kw["partition"], offset=kw["before_offset"]
+        )
+    if name == "move_coordinator":
+        if kw.get("transactional_id") is not None:
+            if hasattr(c, "move_transaction_coordinator"):
+                return lambda: c.move_transaction_coordinator(kw["transactional_id"], to=kw["to"])
+            return None
+        import inspect
+
+        if "group" in inspect.signature(c.move_coordinator).parameters:
+            return None
+        return lambda: c.move_coordinator(kw["group"], to=kw["to"])
+    if name == "coordinator_loading":
+        import inspect
+
+        if "transactional_id" in inspect.signature(c.coordinator_loading).parameters:
+            return None
+        return lambda: c.coordinator_loading(kw.get("group"), ms=kw["ms"])
+    return None
+
+
+def _describe(step: Step) -> str:
+    from mockkafka.scenario.model import _start_to_dict
+
+    assert step.start is not None
+    return str(_start_to_dict(step.start))
+
+
+# -- the public entry points (Scenario.run / run_async / start) -----------------------------
+
+
+class ScenarioThread:
+    """A scenario playing alongside a test on a threaded :class:`~mockkafka.Cluster`.
+
+    ``wait(timeout)`` until every step ran, ``stop()`` to cancel what is left, ``check()``
+    to raise an AssertionError listing every failed expectation.
+    """
+
+    def __init__(self, scenario: Scenario, cluster: Cluster) -> None:
+        if cluster._token is None:
+            raise MockKafkaError("start the cluster first (with mockkafka.Cluster(...) as c:)")
+        self.cluster = cluster
+        self.run = ScenarioRun(scenario, AsyncCluster(cluster._state, cluster._server))
+        cluster._call(self.run.setup)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._main, name="mockkafka-scenario", daemon=True)
+        self._thread.start()
+
+    def _main(self) -> None:
+        try:
+            trio.from_thread.run(self.run.play, trio_token=self.cluster._token)
+        except trio.RunFinishedError:
+            pass
+        except BaseException as exc:
+            self._error = exc
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until every step ran (or the timeline stopped); False on timeout."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def stop(self) -> None:
+        """Cancel the steps not yet run (they are reported by :meth:`check`)."""
+        if self._thread.is_alive() and self.cluster._token is not None:
+            with contextlib.suppress(trio.RunFinishedError):
+                trio.from_thread.run_sync(self.run.cancel, trio_token=self.cluster._token)
+        self._thread.join(10)
+
+    def failures(self) -> list[str]:
+        if self._error is not None:
+            return [f"the scenario runner raised {self._error!r}"]
+        return self.cluster._call(self.run.failures)
+
+    def check(self) -> None:
+        """Raise AssertionError listing every failed expectation and step not run."""
+        __tracebackhide__ = True
+        failures = self.failures()
+        if failures:
+            raise AssertionError(self.run.report(failures))
+
+
+def start(scenario: Scenario, cluster: Cluster) -> ScenarioThread:
+    return ScenarioThread(scenario, cluster)
+
+
+def run(scenario: Scenario, cluster: Cluster, *, timeout: float | None = None) -> None:
+    t = ScenarioThread(scenario, cluster)
+    if not t.wait(timeout):
+        t.stop()
+    t.check()
+
+
+async def run_async(scenario: Scenario, cluster: AsyncCluster | Cluster) -> None:
+    if isinstance(cluster, Cluster):
+        import sniffio
+
+        if sniffio.current_async_library() == "asyncio":
+            import asyncio
+
+            await asyncio.to_thread(run, scenario, cluster)
+        else:
+            await trio.to_thread.run_sync(run, scenario, cluster)
+        return
+    r = ScenarioRun(scenario, cluster)
+    r.setup()
+    await r.play()
+    failures = r.failures()
+    if failures:
+        raise AssertionError(r.report(failures))
