@@ -26,8 +26,8 @@ from mockkafka.scenario.model import (
 
 if TYPE_CHECKING:
     from mockkafka.cluster.state import ClusterState
-    from mockkafka.cluster.traffic import TrafficLog
     from mockkafka.faults.engine import Rule
+    from mockkafka.server.traffic import TrafficLog
 
 #: (topic, partition) -> {offset: (key, value)} of records a client or the seed wrote and
 #: had acknowledged.
@@ -162,11 +162,13 @@ def _one(
             ]
         return []
     if isinstance(c, TransactionState):
-        from mockkafka._verbs_transactions import _view
         from mockkafka.errors import MockKafkaError
+        from mockkafka.views import transaction_view
 
         try:
-            tv = _view(state, state.transactions._require(c.transactional_id))
+            tv = transaction_view(
+                state.coordinators, state.transactions._require(c.transactional_id)
+            )
         except MockKafkaError:
             return [f"transactional id {c.transactional_id!r} is unknown"]
         out = []

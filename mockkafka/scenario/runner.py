@@ -13,20 +13,22 @@ and every later one are reported by :meth:`failures` with the expectations that 
 
 Both clusters use the same code: an :class:`~mockkafka.AsyncCluster` is played directly
 (``await scenario.run_async(cluster)``); a threaded :class:`~mockkafka.Cluster` is played
-by a helper thread that enters the cluster's loop with ``trio.from_thread.run``.
+by a helper thread running its own trio loop. Start conditions are probes of the cluster's
+one waiting primitive (``server/waits.py``), woken by state changes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
 
-from mockkafka._cluster import AsyncCluster, Cluster
-from mockkafka.errors import MockKafkaError
+from mockkafka._api.cluster import AsyncCluster, Cluster
+from mockkafka.errors import MockKafkaError, WaitTimeout
 from mockkafka.faults.engine import Rule, engine_of
 from mockkafka.scenario.expect import Acked, evaluate
 from mockkafka.scenario.model import (
@@ -42,14 +44,14 @@ from mockkafka.scenario.model import (
     Verb,
     WhenGroup,
     WhenTransaction,
-    format_duration,
 )
 from mockkafka.scenario.seed import seed_records
+from mockkafka.server.waits import Seen
 
 if TYPE_CHECKING:
     from mockkafka.cluster.state import ClusterState
 
-POLL_S = 0.005
+T = TypeVar("T")
 
 #: Arguments passed by position (the rest by keyword), as the Python verbs take them.
 _POSITIONAL = {"topic", "partition", "broker", "group", "transactional_id", "caps", "configs"}
@@ -59,7 +61,7 @@ _POSITIONAL |= {"offsets", "value", "member_id"}
 class ScenarioRun:
     """One playing of a scenario on one cluster (see the module docstring)."""
 
-    def __init__(self, scenario: Scenario, cluster: AsyncCluster) -> None:
+    def __init__(self, scenario: Scenario, cluster: Cluster | AsyncCluster) -> None:
         self.scenario = scenario
         self.cluster = cluster
         self.rules: dict[str, Rule] = {}
@@ -75,6 +77,7 @@ class ScenarioRun:
 
     @property
     def state(self) -> ClusterState:
+        """The raw state: touch it only in probes and ``cluster.call`` (the loop's thread)."""
         return self.cluster._state
 
     # -- setup --------------------------------------------------------------------------------
@@ -82,20 +85,23 @@ class ScenarioRun:
     def setup(self) -> None:
         """Create the topics and write the seed records (on the cluster's loop)."""
         sc = self.scenario
-        have = len(self.state.brokers)
+        have = len(self.cluster.brokers)
         if sc.cluster.brokers > have:
             raise MockKafkaError(
                 f"scenario {sc.name!r} needs {sc.cluster.brokers} brokers; the cluster has "
                 f"{have} (use mockkafka.Cluster(brokers={sc.cluster.brokers}))"
             )
         for t in sc.topics:
-            if t.topic in self.state.topics:
+            if t.topic in self.cluster.topics():
                 continue
             self.cluster.create_topic(
-                t.topic, t.partitions, t.replication_factor, dict(t.config) or None
+                t.topic,
+                partitions=t.partitions,
+                replication_factor=t.replication_factor,
+                config=dict(t.config) or None,
             )
         for s in sc.seed:
-            parts = len(self.state.topic(s.topic).partitions)
+            parts = len(self.cluster.topic(s.topic).partitions)
             for part, key, value in seed_records(s, sc.random_seed, parts):
                 off = self.cluster.produce(s.topic, value, key=key, partition=part)
                 self.seeded.setdefault((s.topic, part), {})[off] = (
@@ -112,7 +118,7 @@ class ScenarioRun:
         """Run every step in order (on the cluster's loop); returns when all ran or one
         could not (see :attr:`problems`)."""
         self._start_s = trio.current_time()
-        self._start_ms = self.state.now_ms()
+        self._start_ms = await self._sync(lambda: self.cluster.call(lambda st: st.now_ms()))
         self._since_seq = self.cluster.traffic.mark()
         steps = self.scenario.steps
         with trio.CancelScope() as self._scope:
@@ -144,6 +150,12 @@ class ScenarioRun:
         for j, s in enumerate(self.scenario.steps[first:], start=first):
             self.problems.append(f"step {j + 1} {s.label} never ran (an earlier step did not)")
 
+    async def _sync(self, fn: Callable[[], T]) -> T:
+        """Run a sync cluster method: a threaded Cluster's verbs block, so off this loop."""
+        if isinstance(self.cluster, Cluster):
+            return await trio.to_thread.run_sync(fn)
+        return fn()
+
     def cancel(self) -> None:
         if self._scope is not None:
             self._scope.cancel()
@@ -160,14 +172,18 @@ class ScenarioRun:
             await trio.sleep(cond.ms / 1000)
             return None
         check = self._condition(step)
-        with trio.move_on_after(step.timeout_ms / 1000):
-            while True:
-                ok, _seen = check()
-                if ok:
-                    return None
-                await trio.sleep(POLL_S)
-        _ok, seen = check()
-        return f"waited {format_duration(step.timeout_ms)} for {_describe(step)}; {seen}"
+
+        def probe() -> Seen[None]:
+            ok, seen = check()
+            return Seen(ok, None, seen)
+
+        try:
+            await self.cluster._waits.wait_async(
+                probe, timeout=step.timeout_ms / 1000, what=_describe(step)
+            )
+        except WaitTimeout as exc:
+            return str(exc)
+        return None
 
     def _condition(self, step: Step) -> Callable[[], tuple[bool, str]]:
         cond = step.start
@@ -240,7 +256,7 @@ class ScenarioRun:
         if isinstance(step.action, Fault):
             f = step.action
             rule = Rule(f.match, f.trigger, f.actions, f.name)
-            self.cluster.faults.add(rule)
+            await self._sync(lambda: self.cluster.faults.add(rule))
             self.rules[rule.name] = rule
             return
         await self._verb(step.action)
@@ -248,18 +264,19 @@ class ScenarioRun:
     async def _verb(self, verb: Verb) -> None:
         kw = verb.kwargs
         if kw.get("partition") == "all" and verb.name != "produce":
-            for p in self.state.topic(kw["topic"]).partitions:
-                await self._call(verb.name, {**kw, "partition": p.index})
+            topic = await self._sync(lambda: self.cluster.topic(kw["topic"]))
+            for p in topic.partitions:
+                await self._call(verb.name, {**kw, "partition": p.partition})
             return
         await self._call(verb.name, kw)
 
     def _next_broker(self, name: str, kw: dict[str, Any]) -> int:
-        st = self.state
+        """The broker after the current leader (or coordinator); runs in a worker thread."""
         if name == "move_leader":
-            p = st.partition(kw["topic"], kw["partition"])
-            reps = list(p.replicas)
+            p = self.cluster.topic(kw["topic"]).partitions[kw["partition"]]
+            reps: list[int] = list(p.replicas)
             return reps[(reps.index(p.leader) + 1) % len(reps)] if p.leader in reps else reps[0]
-        ids = sorted(st.brokers)
+        ids = sorted(b.node_id for b in self.cluster.brokers)
         cur = self._coordinator(kw)
         return ids[(ids.index(cur) + 1) % len(ids)] if cur in ids else ids[0]
 
@@ -277,35 +294,29 @@ class ScenarioRun:
         c: Any = self.cluster
         kw = dict(kw)
         if kw.get("to") == "next":
-            kw["to"] = self._next_broker(name, kw)
+            kw["to"] = await self._sync(lambda: self._next_broker(name, kw))
         if name == "expire_member" and kw["member_id"] == "any":
-            members = self.state.groups.view(kw["group"]).members
+            members = (await self._sync(lambda: self.cluster.group(kw["group"]))).members
             if not members:
                 raise MockKafkaError(f"group {kw['group']!r} has no member to expire")
             kw["member_id"] = members[0].member_id
         if name == "commit_offsets":
             kw["offsets"] = {(o["topic"], o["partition"]): o["offset"] for o in kw["offsets"]}
-        if name in ("start_broker", "restart_broker"):
-            await getattr(c, name)(kw["broker"])
-            return
-        legacy = _legacy(c, name, kw)
-        if legacy is not None:
-            legacy()
-            return
         args = [kw.pop(p.name) for p in _params(name) if p.name in kw and _positional(name, p.name)]
-        getattr(c, name)(*args, **kw)
+        result = await self._sync(lambda: getattr(c, name)(*args, **kw))
+        if inspect.isawaitable(result):
+            await result
 
     # -- results ------------------------------------------------------------------------------
 
     def failures(self) -> list[str]:
-        """Steps that did not run and expectations that failed (on the cluster's loop)."""
-        return self.problems + evaluate(
-            self.scenario.expect,
-            self.state,
-            self.cluster.traffic,
-            rules=self.rules,
-            seeded=self.seeded,
+        """Steps that did not run and expectations that failed."""
+        checks = self.scenario.expect
+        traffic = self.cluster.traffic
+        found = self.cluster.call(
+            lambda st: evaluate(checks, st, traffic, rules=self.rules, seeded=self.seeded)
         )
+        return self.problems + found
 
     def report(self, failures: list[str]) -> str:
         sc = self.scenario
@@ -331,33 +342,6 @@ def _positional(verb: str, arg: str) -> bool:
     return arg in _POSITIONAL
 
 
-def _legacy(c: Any, name: str, kw: dict[str, Any]) -> Callable[[], Any] | None:
-    """Verbs whose Python name or signature predates docs/vocabulary.md."""
-    if hasattr(c, name) and name not in ("move_coordinator", "coordinator_loading"):
-        return None
-    if name == "delete_records":
-        return lambda: c.delete_records_before(
-            kw["topic"], kw["partition"], offset=kw["before_offset"]
-        )
-    if name == "move_coordinator":
-        if kw.get("transactional_id") is not None:
-            if hasattr(c, "move_transaction_coordinator"):
-                return lambda: c.move_transaction_coordinator(kw["transactional_id"], to=kw["to"])
-            return None
-        import inspect
-
-        if "group" in inspect.signature(c.move_coordinator).parameters:
-            return None
-        return lambda: c.move_coordinator(kw["group"], to=kw["to"])
-    if name == "coordinator_loading":
-        import inspect
-
-        if "transactional_id" in inspect.signature(c.coordinator_loading).parameters:
-            return None
-        return lambda: c.coordinator_loading(kw.get("group"), ms=kw["ms"])
-    return None
-
-
 def _describe(step: Step) -> str:
     from mockkafka.scenario.model import _start_to_dict
 
@@ -376,22 +360,27 @@ class ScenarioThread:
     """
 
     def __init__(self, scenario: Scenario, cluster: Cluster) -> None:
-        if cluster._token is None:
-            raise MockKafkaError("start the cluster first (with mockkafka.Cluster(...) as c:)")
         self.cluster = cluster
-        self.run = ScenarioRun(scenario, AsyncCluster(cluster._state, cluster._server))
-        cluster._call(self.run.setup)
+        self.run = ScenarioRun(scenario, cluster)
+        self.run.setup()
         self._error: BaseException | None = None
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._ready = threading.Event()
         self._thread = threading.Thread(target=self._main, name="mockkafka-scenario", daemon=True)
         self._thread.start()
+        self._ready.wait(10)
 
     def _main(self) -> None:
+        async def main() -> None:
+            self._token = trio.lowlevel.current_trio_token()
+            self._ready.set()
+            await self.run.play()
+
         try:
-            trio.from_thread.run(self.run.play, trio_token=self.cluster._token)
-        except trio.RunFinishedError:
-            pass
+            trio.run(main)
         except BaseException as exc:
             self._error = exc
+            self._ready.set()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until every step ran (or the timeline stopped); False on timeout."""
@@ -400,15 +389,16 @@ class ScenarioThread:
 
     def stop(self) -> None:
         """Cancel the steps not yet run (they are reported by :meth:`check`)."""
-        if self._thread.is_alive() and self.cluster._token is not None:
+        if self._thread.is_alive() and self._token is not None:
             with contextlib.suppress(trio.RunFinishedError):
-                trio.from_thread.run_sync(self.run.cancel, trio_token=self.cluster._token)
+                trio.from_thread.run_sync(self.run.cancel, trio_token=self._token)
         self._thread.join(10)
 
     def failures(self) -> list[str]:
+        """Steps that did not run and failed expectations (empty: the scenario held)."""
         if self._error is not None:
             return [f"the scenario runner raised {self._error!r}"]
-        return self.cluster._call(self.run.failures)
+        return self.run.failures()
 
     def check(self) -> None:
         """Raise AssertionError listing every failed expectation and step not run."""
@@ -419,11 +409,16 @@ class ScenarioThread:
 
 
 def start(scenario: Scenario, cluster: Cluster) -> ScenarioThread:
+    if not isinstance(cluster, Cluster):
+        raise MockKafkaError(
+            "Scenario.start takes a running mockkafka.Cluster; for a trio AsyncCluster use "
+            "`await scenario.run_async(cluster)` (e.g. in a nursery task)"
+        )
     return ScenarioThread(scenario, cluster)
 
 
 def run(scenario: Scenario, cluster: Cluster, *, timeout: float | None = None) -> None:
-    t = ScenarioThread(scenario, cluster)
+    t = start(scenario, cluster)
     if not t.wait(timeout):
         t.stop()
     t.check()
