@@ -28,6 +28,7 @@ from mockkafka.errors import (
 )
 from mockkafka.faults import Faults, Rule
 from mockkafka.protocol.records import Record
+from mockkafka.scenario.model import Scenario, ScenarioError
 from mockkafka.server.traffic import Exchange, TrafficLog
 from mockkafka.views import GroupView, MemberView, PartitionView, TopicView, TransactionView
 
@@ -49,6 +50,8 @@ __all__ = [
     "ProtocolError",
     "Record",
     "Rule",
+    "Scenario",
+    "ScenarioError",
     "TopicView",
     "TrafficLog",
     "TransactionView",

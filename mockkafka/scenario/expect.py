@@ -29,9 +29,9 @@ if TYPE_CHECKING:
     from mockkafka.faults.engine import Rule
     from mockkafka.server.traffic import TrafficLog
 
-#: (topic, partition) -> {offset: (key, value)} of records a client or the seed wrote and
-#: had acknowledged.
-Acked = dict[tuple[str, int], dict[int, tuple[bytes | None, bytes | None]]]
+#: (topic, partition) -> [(offset, key, value)] of records a client or the seed wrote and
+#: had acknowledged (a list: after a truncation two records may have had the same offset).
+Acked = dict[tuple[str, int], list[tuple[int, bytes | None, bytes | None]]]
 
 
 def acknowledged(traffic: TrafficLog, topics: set[str], since_seq: int = 0) -> Acked:
@@ -55,9 +55,9 @@ def acknowledged(traffic: TrafficLog, topics: set[str], since_seq: int = 0) -> A
                     recs = rec.decode_records(sent[key], check_crc=False)
                 except Exception:  # a corrupt request was not acknowledged data anyway
                     continue
-                held = out.setdefault(key, {})
+                acked = out.setdefault(key, [])
                 for i, r in enumerate(recs):
-                    held[p["base_offset"] + i] = (r.key, r.value)
+                    acked.append((p["base_offset"] + i, r.key, r.value))
     return out
 
 
@@ -71,7 +71,7 @@ def _lost(
     acked = acknowledged(traffic, set(topics))
     for k, v in seeded.items():
         if k[0] in topics:
-            acked.setdefault(k, {}).update(v)
+            acked.setdefault(k, []).extend(v)
     lost: list[str] = []
     for (topic, part), want in sorted(acked.items()):
         if topic not in state.topics:
@@ -79,7 +79,7 @@ def _lost(
             continue
         p = state.partition(topic, part)
         held = {r.offset: (r.key, r.value) for r in p.records()}
-        missing = [o for o, kv in sorted(want.items()) if held.get(o) != kv]
+        missing = sorted(o for o, key, value in want if held.get(o) != (key, value))
         if missing:
             lost.append(
                 f"{topic}-{part}: {len(missing)} of {len(want)} acknowledged records missing or "

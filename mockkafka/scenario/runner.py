@@ -104,9 +104,12 @@ class ScenarioRun:
             parts = len(self.cluster.topic(s.topic).partitions)
             for part, key, value in seed_records(s, sc.random_seed, parts):
                 off = self.cluster.produce(s.topic, value, key=key, partition=part)
-                self.seeded.setdefault((s.topic, part), {})[off] = (
-                    None if key is None else key.encode(),
-                    None if value is None else value.encode(),
+                self.seeded.setdefault((s.topic, part), []).append(
+                    (
+                        off,
+                        None if key is None else key.encode(),
+                        None if value is None else value.encode(),
+                    )
                 )
 
     # -- the timeline -------------------------------------------------------------------------

@@ -9,9 +9,9 @@ import pytest
 
 from mockkafka import TransactionView, WaitTimeout
 from mockkafka._api.verbs import ClusterVerbs
-from mockkafka.server.waits import Waits
 from mockkafka.cluster.state import ClusterState
 from mockkafka.errors import ConfigError, ErrorCode, KafkaApiError
+from mockkafka.server.waits import Waits
 from tests.transactions.conftest import Harness
 
 T = TypeVar("T")
