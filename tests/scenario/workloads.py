@@ -7,6 +7,7 @@ the scenario's first topic, the consumer group is ``billing``, the transactional
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from typing import Any
@@ -83,10 +84,9 @@ def consume_all(
         msgs = c.consume(200, 0.2)
         got += sum(1 for m in msgs if m.error() is None)
         if msgs:
-            try:
+            # a rebalance or a coordinator move may refuse it: commit again next round
+            with contextlib.suppress(KafkaException):
                 c.commit(asynchronous=False)
-            except KafkaException:
-                pass  # e.g. a rebalance or coordinator move: commit again next round
         if got >= until and _committed_all(cluster, topic):
             break
     return c, got
