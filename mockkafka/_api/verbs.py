@@ -412,9 +412,9 @@ class ClusterVerbs:
             # Cheap check first: offsets bound the record count from above.
             held = sum(p.log.high_watermark - p.log.log_start_offset for p in parts)
             if held < count:
-                return Seen(False, [], f"{where} holds at most {held} records")
+                return Seen(False, [], f"{where} holds at most {held} record(s)")
             got = [r for p in parts for r in p.records()]
-            return Seen(len(got) >= count, got, f"{where} holds {len(got)} records")
+            return Seen(len(got) >= count, got, f"{where} holds {len(got)} record(s)")
 
         return probe, what
 

@@ -114,6 +114,6 @@ def test_move_transaction_coordinator_and_marker_delay(h: Harness) -> None:
         "t1", where=lambda t: t.committed_count == 1, timeout=1
     ).state == ("CompleteCommit")
     with pytest.raises(
-        WaitTimeout, match="not reached within 0.05 s; last seen: 't1' CompleteCommit"
+        WaitTimeout, match=r"not reached within 0\.05 s; last seen: 't1' CompleteCommit"
     ):
         v.wait_for_transaction("t1", where=lambda t: t.ongoing, timeout=0.05)
