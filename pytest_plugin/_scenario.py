@@ -27,6 +27,11 @@ MARKER_HELP = (
 )
 
 
+def _usage_error(message: str) -> None:
+    __tracebackhide__ = True
+    pytest.fail(f"mockkafka usage error: {message}", pytrace=False)
+
+
 def scenario_of(item: pytest.Item) -> Scenario | None:
     """The scenario the test's marker names (None without a marker); raises UsageError
     with the loader's file:line:column message for a bad file or name."""
@@ -35,7 +40,7 @@ def scenario_of(item: pytest.Item) -> Scenario | None:
     if mark is None:
         return None
     if len(mark.args) != 1 or mark.kwargs or not isinstance(mark.args[0], str | Path):
-        raise pytest.UsageError(
+        _usage_error(
             "@pytest.mark.kafka_scenario takes one argument: a library scenario name "
             "(`mockkafka scenarios` lists them) or a path to a .yaml file"
         )
@@ -48,7 +53,8 @@ def scenario_of(item: pytest.Item) -> Scenario | None:
         return Scenario.load(target)
     except ScenarioError as exc:
         message = f"@pytest.mark.kafka_scenario: {exc}"
-    raise pytest.UsageError(message)
+    _usage_error(message)
+    return None
 
 
 def check_fixture(item: pytest.Item) -> None:
@@ -56,7 +62,7 @@ def check_fixture(item: pytest.Item) -> None:
     if item.get_closest_marker(MARKER) is not None and "kafka_cluster" not in getattr(
         item, "fixturenames", ()
     ):
-        raise pytest.UsageError(
+        _usage_error(
             "@pytest.mark.kafka_scenario plays on the kafka_cluster fixture: add the "
             "kafka_cluster argument to the test"
         )

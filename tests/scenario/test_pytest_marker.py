@@ -133,4 +133,5 @@ def test_no_fixture():
 """
     )
     result = pytester.runpytest("-q", "-p", "no:cacheprovider")
-    result.stderr.fnmatch_lines(["*kafka_scenario plays on the kafka_cluster fixture*"])
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*kafka_scenario plays on the kafka_cluster fixture*"])
