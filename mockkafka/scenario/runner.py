@@ -74,6 +74,9 @@ class ScenarioRun:
         self._start_ms = 0
         self._since_seq = 0
         self._scope: trio.CancelScope | None = None
+        #: Set once the leading steps without a start condition ran (or play ended), so
+        #: ``start()`` returns with those faults and verbs already in place.
+        self.leading_done = threading.Event()
 
     @property
     def state(self) -> ClusterState:
@@ -85,6 +88,9 @@ class ScenarioRun:
     def setup(self) -> None:
         """Create the topics and write the seed records (on the cluster's loop)."""
         sc = self.scenario
+        # conditions count from here: requests a client sends right after start() count
+        self._start_ms = self.cluster.call(lambda st: st.now_ms())
+        self._since_seq = self.cluster.traffic.mark()
         have = len(self.cluster.brokers)
         if sc.cluster.brokers > have:
             raise MockKafkaError(
@@ -121,12 +127,12 @@ class ScenarioRun:
         """Run every step in order (on the cluster's loop); returns when all ran or one
         could not (see :attr:`problems`)."""
         self._start_s = trio.current_time()
-        self._start_ms = await self._sync(lambda: self.cluster.call(lambda st: st.now_ms()))
-        self._since_seq = self.cluster.traffic.mark()
         steps = self.scenario.steps
         with trio.CancelScope() as self._scope:
             for i, step in enumerate(steps):
                 what = f"step {i + 1} {step.label}"
+                if step.start is not None:
+                    self.leading_done.set()
                 waited = await self._wait_start(step)
                 if waited is not None:
                     self.problems.append(f"{what} never ran: {waited}")
@@ -148,6 +154,7 @@ class ScenarioRun:
             )
             self._skip(i + 1)
         self.finished = True
+        self.leading_done.set()
 
     def _skip(self, first: int) -> None:
         for j, s in enumerate(self.scenario.steps[first:], start=first):
@@ -372,6 +379,7 @@ class ScenarioThread:
         self._thread = threading.Thread(target=self._main, name="mockkafka-scenario", daemon=True)
         self._thread.start()
         self._ready.wait(10)
+        self.run.leading_done.wait(10)
 
     def _main(self) -> None:
         async def main() -> None:
