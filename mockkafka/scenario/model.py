@@ -1067,7 +1067,7 @@ def _action(key: str, value: Any, path: Path) -> Action:
     return _guard(path, lambda: _ACTION_CLASSES[key](**value))  # type: ignore[no-any-return]
 
 
-def _start_from(step: Mapping[str, Any], path: Path) -> StartCondition | None:
+def start_from_dict(step: Mapping[str, Any], path: Path) -> StartCondition | None:
     given = [k for k in ("at", "after", "when") if k in step]
     if len(given) > 1:
         raise ScenarioError(
@@ -1157,7 +1157,7 @@ def step_from_dict(doc: Any, path: Path) -> Step:
         if raw is None or raw is True:
             raw = {}
         action = Verb.checked(act, check_verb(act, raw, path))
-    start = _start_from(m, path)
+    start = start_from_dict(m, path)
     name = _str(m["name"], (*path, "name")) if "name" in m else None
     timeout = (
         parse_duration_ms(m["timeout"], (*path, "timeout"))
@@ -1393,7 +1393,7 @@ def fault_to_dict(f: Fault) -> dict[str, Any]:
     return out
 
 
-def _start_to_dict(s: StartCondition) -> dict[str, Any]:
+def start_to_dict(s: StartCondition) -> dict[str, Any]:
     if isinstance(s, At):
         return {"at": format_duration(s.ms)}
     if isinstance(s, AfterTime):
@@ -1454,7 +1454,7 @@ def to_dict(s: Scenario) -> dict[str, Any]:
         if st.name:
             d["name"] = st.name
         if st.start is not None:
-            d.update(_start_to_dict(st.start))
+            d.update(start_to_dict(st.start))
         if st.timeout_ms != DEFAULT_STEP_TIMEOUT_MS:
             d["timeout"] = format_duration(st.timeout_ms)
         if isinstance(st.action, Fault):
