@@ -159,6 +159,7 @@ def test_a_scenario_can_be_posted_as_yaml() -> None:
     with serving() as (_proc, _bootstrap, ctl):
         assert http("POST", f"{ctl}/scenario", {"yaml": yaml})[0] == 202
         status, got = http("POST", f"{ctl}/scenario/check")
+        assert status == 200
         assert got == {"ok": False, "failures": ["Records: t holds 0 records, expected exactly 5"]}
 
 
