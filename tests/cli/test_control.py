@@ -18,29 +18,19 @@ import pytest
 from confluent_kafka import Producer
 
 from mockkafka.server.control import build_openapi, openapi
+from tests.cli.test_serve import serving as serve_process
 
 pytestmark = pytest.mark.interop
 
 
 @contextmanager
 def serving(*args: str) -> Iterator[tuple[subprocess.Popen[str], str, str]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mockkafka.cli", "serve", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    """``mockkafka serve ARGS``: the process, bootstrap.servers and the control URL."""
+    with serve_process(*args) as (proc, bootstrap):
         assert proc.stdout is not None
-        first = proc.stdout.readline().strip()
-        second = proc.stdout.readline().strip()
-        assert first.startswith("bootstrap.servers="), (first, proc.stderr and proc.stderr.read())
-        assert second.startswith("control=http://127.0.0.1:"), second
-        yield proc, first.split("=", 1)[1], second.split("=", 1)[1]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(10)
+        line = proc.stdout.readline().strip()
+        assert line.startswith("control=http://127.0.0.1:"), line
+        yield proc, bootstrap, line.split("=", 1)[1]
 
 
 def http(method: str, url: str, body: Any = None) -> tuple[int, Any]:
