@@ -33,6 +33,13 @@ def serving(*args: str) -> Iterator[tuple[subprocess.Popen[str], str, str]]:
         yield proc, bootstrap, line.split("=", 1)[1]
 
 
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``mockkafka ARGS`` to completion."""
+    return subprocess.run(
+        [sys.executable, "-m", "mockkafka.cli", *args], capture_output=True, text=True, timeout=60
+    )
+
+
 def http(method: str, url: str, body: Any = None) -> tuple[int, Any]:
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(url, data=data, method=method)
@@ -156,23 +163,13 @@ def test_a_scenario_can_be_posted_as_yaml() -> None:
 def test_serve_refuses_a_bad_scenario_before_starting(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: bad\nsteps:\n  - at: soon\n    trigger_rebalance: {group: g}\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "mockkafka.cli", "serve", "--scenario", str(bad)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = cli("serve", "--scenario", str(bad))
     assert proc.returncode == 2 and proc.stdout == ""
     assert f"{bad}:3:9: steps[0].at: 'soon' is not valid; expected a duration" in proc.stderr
 
 
 def test_scenarios_lists_the_library_with_descriptions() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "mockkafka.cli", "scenarios"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    out = cli("scenarios")
     assert out.returncode == 0
     lines = out.stdout.splitlines()
     assert len(lines) >= 12
@@ -183,21 +180,11 @@ def test_scenarios_lists_the_library_with_descriptions() -> None:
 
 
 def test_scenario_check_exits_0_or_1_with_the_precise_message(tmp_path: Path) -> None:
-    good = subprocess.run(
-        [sys.executable, "-m", "mockkafka.cli", "scenario", "check", "scenarios/isr-shrink.yaml"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    good = cli("scenario", "check", "scenarios/isr-shrink.yaml")
     assert good.returncode == 0 and "ok (isr-shrink: 2 steps, 4 checks)" in good.stdout
     bad = tmp_path / "typo.yaml"
     bad.write_text("name: typo\nexpect:\n  no_dataloss: [t]\n")
-    out = subprocess.run(
-        [sys.executable, "-m", "mockkafka.cli", "scenario", "check", str(bad)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    out = cli("scenario", "check", str(bad))
     assert out.returncode == 1
     assert (
         f"{bad}:3:3: expect.no_dataloss: unknown key 'no_dataloss' (did you mean no_data_loss or "
