@@ -26,14 +26,12 @@ import logging
 import math
 import traceback
 from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass, field
 from typing import Any
 
 import trio
 
 from mockkafka.cluster.state import TIMERS_CHANGED, ClusterState
 from mockkafka.errors import ErrorCode
-from mockkafka.faults.engine import engine_of
 from mockkafka.faults.inspect import request_info
 from mockkafka.handlers.base import (
     NO_RESPONSE,
@@ -47,35 +45,12 @@ from mockkafka.handlers.base import (
 from mockkafka.protocol.apis import API_VERSIONS_KEY
 from mockkafka.protocol.errors import ProtocolError
 from mockkafka.protocol.framing import NEED_DATA, Request, ServerConnection
+from mockkafka.server.connection import RECEIVE_SIZE, CloseConnection, Connection
 from mockkafka.server.faults import apply_faults, topic_resolver
 from mockkafka.server.traffic import Exchange, TrafficLog
 from mockkafka.server.waits import StateSignal
 
 log = logging.getLogger("mockkafka.server")
-
-RECEIVE_SIZE = 256 * 1024
-
-
-class CloseConnection(Exception):
-    """Raised inside dispatch to close the connection (after sending ``pending`` bytes)."""
-
-    def __init__(self, reason: str, pending: bytes = b"") -> None:
-        super().__init__(reason)
-        self.pending = pending
-
-
-@dataclass(slots=True)
-class Connection:
-    """One client connection to one broker."""
-
-    id: int
-    broker_id: int
-    stream: trio.SocketStream
-    peer: str
-    state: dict[str, Any] = field(default_factory=dict)
-    # Earliest time (trio clock) the next request may be answered (KIP-219 throttling).
-    muted_until: float = 0.0
-
 
 # A fault hook sees each request before the handler and may answer instead, or change the
 # response. It returns None to let the request through untouched. See faults/.
@@ -113,10 +88,8 @@ class ClusterServer:
         self._nursery: trio.Nursery | None = None
         self._timer_wake = trio.Event()
         self.handlers = load_handlers()
-        engine_of(state)  # rules may be added before the first request
         self.fault_hook: FaultHook | None = apply_faults
         state.add_waker(self._wake)
-        state.extensions["server"] = self
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -287,6 +260,10 @@ class ClusterServer:
 
     async def dispatch(self, conn: Connection, req: Request) -> bytes | None:
         """Handle one request; returns the response frame, or None for no response."""
+        if not self.state.brokers[conn.broker_id].running:
+            # Stopped while this request was already read: its connection is being
+            # cancelled; a stopped broker answers nothing more.
+            raise CloseConnection(f"broker {conn.broker_id} is stopped")
         hdr = req.header
         if conn.muted_until:
             # KIP-219: a throttled connection is not read until its throttle time is over.
@@ -317,6 +294,7 @@ class ClusterServer:
             api=spec.api,
             now_ms=now,
             connection_state=conn.state,
+            peer=conn.peer,
         )
         info = request_info(
             spec.api.name,
