@@ -109,15 +109,21 @@ class ScenarioRun:
             )
         for s in sc.seed:
             parts = len(self.cluster.topic(s.topic).partitions)
-            for part, key, value in seed_records(s, sc.random_seed, parts):
-                off = self.cluster.produce(s.topic, value, key=key, partition=part)
-                self.seeded.setdefault((s.topic, part), []).append(
-                    (
-                        off,
-                        None if key is None else key.encode(),
-                        None if value is None else value.encode(),
+            records = seed_records(s, sc.random_seed, parts)  # faker runs here, off the loop
+
+            def write(_state: object, topic: str = s.topic) -> None:
+                # one hop onto the cluster's loop for all records (produce runs in place there)
+                for part, key, value in records:
+                    off = self.cluster.produce(topic, value, key=key, partition=part)
+                    self.seeded.setdefault((topic, part), []).append(
+                        (
+                            off,
+                            None if key is None else key.encode(),
+                            None if value is None else value.encode(),
+                        )
                     )
-                )
+
+            self.cluster.call(write)
 
     # -- the timeline -------------------------------------------------------------------------
 
