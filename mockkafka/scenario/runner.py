@@ -23,6 +23,7 @@ import contextlib
 import inspect
 import threading
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
@@ -110,20 +111,21 @@ class ScenarioRun:
         for s in sc.seed:
             parts = len(self.cluster.topic(s.topic).partitions)
             records = seed_records(s, sc.random_seed, parts)  # faker runs here, off the loop
+            self.cluster.call(partial(self._write_seed, s.topic, records))
 
-            def write(_state: object, topic: str = s.topic) -> None:
-                # one hop onto the cluster's loop for all records (produce runs in place there)
-                for part, key, value in records:
-                    off = self.cluster.produce(topic, value, key=key, partition=part)
-                    self.seeded.setdefault((topic, part), []).append(
-                        (
-                            off,
-                            None if key is None else key.encode(),
-                            None if value is None else value.encode(),
-                        )
-                    )
-
-            self.cluster.call(write)
+    def _write_seed(
+        self, topic: str, records: list[tuple[int, str | None, str | None]], _state: object
+    ) -> None:
+        """On the cluster's loop: append the seed records (``produce`` runs in place there)."""
+        for part, key, value in records:
+            off = self.cluster.produce(topic, value, key=key, partition=part)
+            self.seeded.setdefault((topic, part), []).append(
+                (
+                    off,
+                    None if key is None else key.encode(),
+                    None if value is None else value.encode(),
+                )
+            )
 
     # -- the timeline -------------------------------------------------------------------------
 
