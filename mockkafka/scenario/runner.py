@@ -175,6 +175,12 @@ class ScenarioRun:
             return await trio.to_thread.run_sync(fn)
         return fn()
 
+    def count_from_beginning(self) -> None:
+        """Make conditions count every request and event since the cluster started (a live
+        wait of the control endpoint), not only those since :meth:`setup`."""
+        self._since_seq = 0
+        self._start_ms = 0
+
     def cancel(self) -> None:
         if self._scope is not None:
             self._scope.cancel()

@@ -40,6 +40,7 @@ from mockkafka.scenario.model import (
     DEFAULT_STEP_TIMEOUT_MS,
     Scenario,
     ScenarioError,
+    did_you_mean,
     parse_duration_ms,
     start_from_dict,
     step_from_dict,
@@ -260,9 +261,14 @@ class ControlServer:
         return 200, {"ok": not failures, "failures": failures}
 
     async def _wait(self, doc: dict[str, Any], q: dict[str, list[str]]) -> tuple[int, Any]:
-        extra = set(doc) - {"after", "at", "when", "timeout"}
+        extra = set(doc) - {"after", "when", "timeout"}
         if extra:
-            raise ScenarioError((sorted(extra)[0],), "a wait takes after or when, and timeout")
+            key = sorted(extra)[0]
+            raise ScenarioError(
+                (key,),
+                f"unknown key {key!r}{did_you_mean(key, ('after', 'when', 'timeout'))}; "
+                "a wait takes after or when, and timeout",
+            )
         cond = start_from_dict(doc, ())
         if cond is None:
             raise HttpError(400, "a wait needs after or when (the start conditions of a step)")
@@ -272,9 +278,7 @@ class ControlServer:
             else DEFAULT_STEP_TIMEOUT_MS
         )
         run = ScenarioRun(Scenario(name="wait"), self.cluster)
-        run.setup()
-        run._since_seq = 0  # a wait counts every request seen so far
-        run._start_ms = 0
+        run.count_from_beginning()
         seen = await run.wait_for(cond, timeout_ms=timeout)
         if seen is not None:
             raise HttpError(408, seen)
@@ -414,7 +418,8 @@ def build_openapi() -> dict[str, Any]:
         },
         "/wait": {
             "post": {
-                "summary": "wait until a start condition holds (after/when, as in a step)",
+                "summary": "wait until a condition holds (after/when, as in a step), counting "
+                "every request and event since the cluster started",
                 "requestBody": body("Wait"),
                 "responses": {
                     "200": ok("reached"),
@@ -462,7 +467,11 @@ def build_openapi() -> dict[str, Any]:
                 "Step": step,
                 "Wait": {
                     "type": "object",
-                    "properties": {**start, "timeout": step["properties"]["timeout"]},
+                    "properties": {
+                        "after": start["after"],
+                        "when": start["when"],
+                        "timeout": step["properties"]["timeout"],
+                    },
                     "additionalProperties": False,
                 },
                 "ScenarioRequest": {
