@@ -25,6 +25,7 @@ A bad request gets 400 with ``{"error": message}`` -- the message a Python test 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Awaitable, Callable
 from importlib import resources
@@ -128,6 +129,17 @@ class ControlServer:
                 if conn.our_state is not h11.IDLE or conn.their_state is not h11.DONE:
                     return
                 conn.start_next_cycle()
+        except h11.RemoteProtocolError as exc:
+            # not HTTP/1.1 (or a body over 1 MiB): answer 400 when h11 still lets us
+            if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+                data = json.dumps({"error": f"bad HTTP request: {exc}"}).encode()
+                headers = [("content-type", "application/json"), ("content-length", str(len(data)))]
+                with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                    await stream.send_all(
+                        conn.send(h11.Response(status_code=exc.error_status_hint, headers=headers))
+                        + conn.send(h11.Data(data=data))
+                        + conn.send(h11.EndOfMessage())
+                    )
         except (trio.BrokenResourceError, trio.ClosedResourceError, h11.ProtocolError):
             return
         finally:
@@ -151,7 +163,7 @@ class ControlServer:
             elif isinstance(event, h11.Data):
                 body += bytes(event.data)
                 if len(body) > MAX_BODY:
-                    raise h11.ProtocolError("body too large")
+                    raise h11.RemoteProtocolError("body over 1 MiB", error_status_hint=413)
             elif isinstance(event, h11.EndOfMessage):
                 return request, body
             elif isinstance(event, h11.ConnectionClosed):

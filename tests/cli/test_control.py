@@ -4,6 +4,7 @@ Kafka clients; `mockkafka scenarios` and `mockkafka scenario check`."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -134,6 +135,12 @@ def test_bad_requests_get_4xx_with_the_python_api_messages() -> None:
         with pytest.raises(urllib.error.HTTPError) as info:
             urllib.request.urlopen(req, timeout=10)
         assert info.value.code == 400 and b"not JSON" in info.value.read()
+        # not HTTP at all: a 400, and the endpoint keeps serving
+        host, port = ctl.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(b"HELLO KAFKA\r\n\r\n")
+            assert sock.recv(200).startswith(b"HTTP/1.1 400 ")
+        assert http("GET", f"{ctl}/faults") == (200, [])
 
 
 def test_serve_plays_a_scenario_and_reports_its_expectations() -> None:
