@@ -30,7 +30,7 @@ import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mockkafka._api.verbs import GROUP_STATES as _GROUP_STATES
 from mockkafka.cluster.transactions import STATE_NAMES
@@ -49,6 +49,12 @@ from mockkafka.faults.model import (
     Trigger,
     check_api_names,
 )
+
+if TYPE_CHECKING:
+    import os
+
+    from mockkafka._api.cluster import AsyncCluster, Cluster
+    from mockkafka.scenario.runner import ScenarioThread
 
 Path = tuple[str | int, ...]
 
@@ -768,7 +774,7 @@ class Scenario(_Data):
     # -- loading and running (the runner imports trio and faker only when used) ------------
 
     @staticmethod
-    def load(path_or_name: Any) -> Scenario:
+    def load(path_or_name: str | os.PathLike[str]) -> Scenario:
         """A scenario file (``path/to/story.yaml``) or a library name (``"leader-failover"``;
         ``mockkafka scenarios`` lists them). Raises ScenarioError naming file:line:column."""
         from mockkafka.scenario.loader import load
@@ -782,7 +788,7 @@ class Scenario(_Data):
 
         return load_text(text, file=file)
 
-    def start(self, cluster: Any) -> Any:
+    def start(self, cluster: Cluster) -> ScenarioThread:
         """Set up topics and seed data, then play the steps in the background on a running
         :class:`~mockkafka.Cluster`; returns a handle with ``wait()``, ``stop()`` and
         ``check()`` (AssertionError listing every failed expectation)."""
@@ -790,14 +796,14 @@ class Scenario(_Data):
 
         return start(self, cluster)
 
-    def run(self, cluster: Any, *, timeout: float | None = None) -> None:
+    def run(self, cluster: Cluster, *, timeout: float | None = None) -> None:
         """Set up, play every step (each waits at most its ``timeout``), check ``expect:``;
         raises AssertionError listing every failed expectation."""
         from mockkafka.scenario.runner import run
 
         run(self, cluster, timeout=timeout)
 
-    async def run_async(self, cluster: Any) -> None:
+    async def run_async(self, cluster: Cluster | AsyncCluster) -> None:
         """:meth:`run` for async code: an AsyncCluster (trio) is played on its own loop; a
         threaded Cluster from trio or asyncio is played without blocking the event loop."""
         from mockkafka.scenario.runner import run_async
