@@ -193,6 +193,7 @@ STR_MAP = "str_map"  # {str: scalar}
 CAPS = "caps"  # {api name: version}
 OFFSETS = "offsets"  # [{topic, partition, offset}]
 HEADERS = "headers"  # [[key, value]]
+ASSIGNMENTS = "assignments"  # [[broker, ...], ...] one replica list per partition
 ANY = "any"
 
 
@@ -216,6 +217,7 @@ VERBS: dict[str, tuple[Param, ...]] = {
         _p("partitions", INT, False),
         _p("replication_factor", INT, False),
         _p("config", STR_MAP, False),
+        _p("assignments", ASSIGNMENTS, False),
     ),
     "delete_topic": (_p("topic", STR),),
     "recreate_topic": (_p("topic", STR),),
@@ -331,6 +333,17 @@ def _check_kind(kind: str, value: Any, path: Path) -> Any:
                 )
             )
         return tuple(out2)
+    if kind == ASSIGNMENTS:
+        if (
+            not isinstance(value, list | tuple)
+            or not value
+            or not all(
+                isinstance(r, list | tuple) and r and all(is_int(b) and b >= 1 for b in r)
+                for r in value
+            )
+        ):
+            raise bad("a replica list (broker ids) per partition, e.g. [[1, 2], [2, 3]]")
+        return tuple(tuple(r) for r in value)
     if kind == HEADERS:
         if not isinstance(value, list | tuple) or not all(
             isinstance(h, list | tuple) and len(h) == 2 for h in value
@@ -391,7 +404,7 @@ def _thaw(kind: str, v: Any) -> Any:
         return dict(v)
     if kind == OFFSETS:
         return [{"topic": t, "partition": p, "offset": o} for t, p, o in v]
-    if kind in (BROKERS, HEADERS):
+    if kind in (BROKERS, HEADERS, ASSIGNMENTS):
         return [list(x) if isinstance(x, tuple) else x for x in v]
     return v
 
