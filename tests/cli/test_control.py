@@ -144,7 +144,7 @@ def test_bad_requests_get_4xx_with_the_python_api_messages() -> None:
 
 
 def test_serve_plays_a_scenario_and_reports_its_expectations() -> None:
-    with serving("--scenario", "unclean-leader-election") as (_proc, bootstrap, ctl):
+    with serving("--scenario", "unclean-leader-election") as (proc, bootstrap, ctl):
         state = http("GET", f"{ctl}/state")[1]
         assert len(state["brokers"]) == 3 and "orders" in state["topics"]
         p = Producer({"bootstrap.servers": bootstrap, "log_level": 0})
@@ -156,6 +156,10 @@ def test_serve_plays_a_scenario_and_reports_its_expectations() -> None:
                 break
             time.sleep(0.05)
         assert http("POST", f"{ctl}/scenario/check") == (200, {"ok": True, "failures": []})
+        assert http("POST", f"{ctl}/stop")[0] == 200
+        assert proc.wait(10) == 0
+        assert proc.stderr is not None
+        assert "scenario 'unclean-leader-election': ok" in proc.stderr.read()
 
 
 def test_a_scenario_can_be_posted_as_yaml() -> None:
