@@ -8,7 +8,8 @@ Start here::
         cluster.create_topic("orders", partitions=6, replication_factor=3)
         ...  # any Kafka client: bootstrap.servers = cluster.bootstrap_servers
 
-For trio code: ``async with mockkafka.open_cluster(brokers=3) as cluster``.
+For trio code: ``async with mockkafka.open_cluster(brokers=3) as cluster``. Failure stories
+as YAML files: ``mockkafka.Scenario.load("leader-failover").run(cluster)`` (docs/scenarios.md).
 
 The names below are imported on first use (PEP 562), so ``import mockkafka`` -- and the
 pytest plugin, which every pytest session of a user loads -- costs almost nothing until a
@@ -38,6 +39,7 @@ if _typing.TYPE_CHECKING:
     )
     from mockkafka.faults import Faults, Rule
     from mockkafka.protocol.records import Record
+    from mockkafka.scenario.model import Scenario, ScenarioError
     from mockkafka.server.traffic import Exchange, TrafficLog
     from mockkafka.views import (
         BrokerView,
@@ -68,6 +70,8 @@ _EXPORTS: dict[str, str] = {
     "ProtocolError": "mockkafka.errors",
     "Record": "mockkafka.protocol.records",
     "Rule": "mockkafka.faults",
+    "Scenario": "mockkafka.scenario.model",
+    "ScenarioError": "mockkafka.scenario.model",
     "TopicView": "mockkafka.views",
     "TrafficLog": "mockkafka.server.traffic",
     "TransactionView": "mockkafka.views",
@@ -97,6 +101,8 @@ __all__ = [
     "ProtocolError",
     "Record",
     "Rule",
+    "Scenario",
+    "ScenarioError",
     "TopicView",
     "TrafficLog",
     "TransactionView",

@@ -6,10 +6,14 @@
     # prints: bootstrap.servers=127.0.0.1:41234,127.0.0.1:41235,127.0.0.1:41236
 
 ``serve`` prints the ``bootstrap.servers=...`` line on stdout once every broker listens (so a
-test harness can read one line and go), then serves until SIGINT or SIGTERM and exits 0.
-``--traffic-jsonl FILE`` writes every exchange to FILE as it completes (flushed line by line,
+test harness can read one line and go) and on the next line ``control=http://127.0.0.1:PORT``,
+the HTTP control endpoint (``mockkafka/server/control.py``; OpenAPI at ``/openapi.json``).
+It serves until SIGINT, SIGTERM or ``POST /stop`` and exits 0. ``--scenario NAME|FILE``
+plays a scenario (``docs/scenarios.md``). ``--traffic-jsonl FILE`` writes every exchange to FILE as it completes (flushed line by line,
 so a crash loses nothing); ``--log`` prints one line per exchange on stderr as it happens.
-``apis`` lists the API keys and versions the broker advertises.
+``apis`` lists the API keys and versions the broker advertises; ``scenarios`` lists the
+scenario library; ``scenario check FILE`` validates a file (exit 0, or 1 with the
+file:line:column message).
 
 Every mistake in the flags is one line on stderr naming the problem, and exit status 2
 (status 1 when the cluster cannot listen, e.g. a port in use); never a traceback.
@@ -37,6 +41,7 @@ from mockkafka.cluster.config import ClusterConfig
 
 if TYPE_CHECKING:
     from mockkafka._api.cluster import AsyncCluster
+    from mockkafka.scenario.model import Scenario
     from mockkafka.server.traffic import Exchange
 
 PROG = "mockkafka"
@@ -156,8 +161,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--version", action="version", version=_version())
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    s = sub.add_parser("serve", help="run a cluster until SIGINT/SIGTERM")
-    s.add_argument("--brokers", type=_count, default=1, help="number of brokers (default 1)")
+    s = sub.add_parser("serve", help="run a cluster until SIGINT/SIGTERM (or POST /stop)")
+    s.add_argument(
+        "--brokers",
+        type=_count,
+        default=None,
+        help="number of brokers (default: the scenario's, else 1)",
+    )
+    s.add_argument(
+        "--scenario",
+        metavar="NAME|FILE",
+        help="play a scenario (a library name, see `mockkafka scenarios`, or a .yaml file)",
+    )
+    s.add_argument(
+        "--control-port",
+        type=_port,
+        default=0,
+        help="port of the HTTP control endpoint on 127.0.0.1 (default: a free port)",
+    )
     s.add_argument(
         "--port",
         type=_port,
@@ -182,6 +203,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_config_flags(s)
     sub.add_parser("apis", help="list the API keys and versions the broker serves")
+    sub.add_parser("scenarios", help="list the library scenarios with one-line descriptions")
+    sc = sub.add_parser("scenario", help="work with a scenario file")
+    scs = sc.add_subparsers(dest="scenario_command", required=True, parser_class=_Parser)
+    check = scs.add_parser("check", help="validate a scenario file (exit 0) or explain (exit 1)")
+    check.add_argument("file", metavar="NAME|FILE")
     return ap
 
 
@@ -194,13 +220,16 @@ def _config_flags(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def cluster_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Keyword arguments of ``open_cluster`` for the parsed flags."""
+def cluster_options(args: argparse.Namespace, scenario: Scenario | None = None) -> dict[str, Any]:
+    """Keyword arguments of ``open_cluster`` for the parsed flags (and the scenario's cluster
+    options, which take precedence over the flags' defaults). Traffic is always recorded: the
+    control endpoint and scenario triggers read it."""
     return {
         "brokers": args.brokers,
         "port": args.port,
-        "record_traffic": bool(args.traffic_jsonl or args.log),
+        "record_traffic": True,
         **_config_flags(args),
+        **(dict(scenario.cluster.options) if scenario is not None else {}),
     }
 
 
@@ -270,24 +299,49 @@ async def serve(
     out: TextIO | None = None,
     jsonl: IO[str] | None = None,
     log: TextIO | None = None,
+    scenario: Scenario | None = None,
 ) -> int:
-    """Run the cluster until SIGINT/SIGTERM (flags already checked)."""
+    """Run the cluster and its control endpoint until SIGINT/SIGTERM or ``POST /stop`` (flags
+    already checked); play ``scenario`` if given and say on stderr how it ended."""
     import trio
 
     from mockkafka._api.cluster import open_cluster
+    from mockkafka.server.control import ControlServer
 
     stream = out if out is not None else sys.stdout
     writer = TrafficWriter(jsonl, log) if (jsonl is not None or log is not None) else None
-    async with open_cluster(**cluster_options(args)) as cluster:
+    async with open_cluster(**cluster_options(args, scenario)) as cluster:
         if writer is not None:
             cluster.traffic.on_completed.append(writer)
         _create_topics(cluster, args.topic)
-        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            # A harness that read the line and went away leaves a broken pipe: keep serving.
+        async with trio.open_nursery() as nursery:
+            control = ControlServer(cluster, nursery)
+            control_port = await nursery.start(control.serve, args.control_port)
+            if scenario is not None:
+                await control.start_scenario(scenario)
+            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                # A harness that read the lines and went away leaves a broken pipe: keep serving.
+                with contextlib.suppress(BrokenPipeError):
+                    print(f"bootstrap.servers={cluster.bootstrap_servers}", file=stream, flush=True)
+                    print(f"control=http://127.0.0.1:{control_port}", file=stream, flush=True)
+
+                async def on_signal() -> None:
+                    async for _sig in signals:
+                        control.stopped.set()
+                        return
+
+                nursery.start_soon(on_signal)
+                await control.stopped.wait()
+                nursery.cancel_scope.cancel()
+        run = control.scenario_run
+        if run is not None:  # say how the scenario ended, for the suite's log
+            failures = run.failures()
             with contextlib.suppress(BrokenPipeError):
-                print(f"bootstrap.servers={cluster.bootstrap_servers}", file=stream, flush=True)
-            async for _sig in signals:
-                break
+                print(
+                    run.report(failures) if failures else f"scenario {run.scenario.name!r}: ok",
+                    file=sys.stderr,
+                    flush=True,
+                )
     return 0
 
 
@@ -325,11 +379,65 @@ def _problem(command: str, message: str, status: int = 2) -> int:
     return status
 
 
+def list_scenarios() -> int:
+    from mockkafka.scenario.loader import library
+    from mockkafka.scenario.model import Scenario, ScenarioError
+
+    lib = library()
+    width = max((len(n) for n in lib), default=0)
+    for name, path in sorted(lib.items()):
+        try:
+            description = Scenario.load(path).description
+        except ScenarioError as exc:
+            description = f"(invalid: {exc})"
+        print(f"{name:<{width}}  {description}")
+    return 0
+
+
+def check_scenario(target: str) -> int:
+    from mockkafka.scenario.model import Scenario, ScenarioError
+
+    try:
+        sc = Scenario.load(target)
+    except ScenarioError as exc:
+        return _problem("scenario check", str(exc), status=1)
+    print(f"{sc.source}: ok ({sc.name}: {len(sc.steps)} steps, {len(sc.expect)} checks)")
+    return 0
+
+
+def load_scenario(args: argparse.Namespace) -> Scenario | None:
+    """The ``--scenario`` of ``serve`` (raises UsageProblem), and ``--brokers`` defaulted from
+    it (1 without a scenario)."""
+    from mockkafka.scenario.model import Scenario, ScenarioError
+
+    scenario = None
+    if args.scenario is not None:
+        try:
+            scenario = Scenario.load(args.scenario)
+        except ScenarioError as exc:
+            raise UsageProblem(str(exc)) from None
+        if args.brokers is None:
+            args.brokers = scenario.cluster.brokers
+        elif args.brokers < scenario.cluster.brokers:
+            raise UsageProblem(
+                f"scenario {scenario.name!r} needs {scenario.cluster.brokers} brokers; "
+                f"--brokers is {args.brokers}"
+            )
+    if args.brokers is None:
+        args.brokers = 1
+    return scenario
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "apis":
         return _quiet_broken_pipe(lambda: list_apis(sys.stdout))
+    if args.command == "scenarios":
+        return _quiet_broken_pipe(list_scenarios)
+    if args.command == "scenario":
+        return check_scenario(args.file)
     try:
+        scenario = load_scenario(args)
         check_args(args)
     except UsageProblem as exc:
         return _problem("serve", str(exc))
@@ -347,7 +455,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return trio.run(
-            functools.partial(serve, args, jsonl=jsonl, log=sys.stderr if args.log else None)
+            functools.partial(
+                serve,
+                args,
+                jsonl=jsonl,
+                log=sys.stderr if args.log else None,
+                scenario=scenario,
+            )
         )
     except BaseException as group:
         leaf = leaf_exception(group)

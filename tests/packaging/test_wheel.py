@@ -15,7 +15,15 @@ pytestmark = pytest.mark.timeout(300)
 
 ROOT = Path(__file__).resolve().parents[2]
 PIP = (sys.executable, "-m", "pip")
-SOURCES = ("mockkafka", "pytest_plugin", "pyproject.toml", "setup.py", "README.md", "NOTICE")
+SOURCES = (
+    "mockkafka",
+    "pytest_plugin",
+    "scenarios",
+    "pyproject.toml",
+    "setup.py",
+    "README.md",
+    "NOTICE",
+)
 
 
 def _setuptools_is_new_enough() -> bool:
