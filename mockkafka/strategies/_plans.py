@@ -1,0 +1,448 @@
+"""``fault_plans()``: draw sequences of faults and cluster verbs, in the scenario vocabulary.
+
+Theory of operation
+-------------------
+A plan is a tuple of steps, each a dict in exactly the shape of a YAML scenario step
+(``docs/vocabulary.md``): ``{"move_leader": {"topic": "orders", "partition": 0, "to": 2}}``
+or ``{"fault": {"on": "Produce", "topic": "invoices", "error": "TOPIC_AUTHORIZATION_FAILED"}}``,
+with an optional ``"at_ms"`` (when, after the plan starts, the step applies; request-
+triggered faults then wait for their request). So a plan prints as valid Python, dumps as a
+scenario file, and applies to a cluster through the same verbs a scenario uses.
+
+The strategy draws steps from what the caller allows (APIs, errors, verbs, topics, groups,
+transactional ids, brokers); hypothesis shrinks a failing plan by dropping steps, so a
+failure ends as the shortest plan that still breaks the property.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import hypothesis.strategies as st
+from hypothesis.errors import InvalidArgument
+
+from mockkafka.faults.model import check_api_names
+from mockkafka.protocol.apis import API_BY_NAME
+from mockkafka.strategies._common import (
+    check_bool,
+    check_choices,
+    check_int,
+    check_names,
+    did_you_mean,
+    named,
+)
+from mockkafka.strategies._error_facts import ERRORS_BY_API, possible_errors
+
+#: Fault actions a plan can hold (the action keys of a ``fault:`` step).
+FAULT_KINDS = (
+    "error",
+    "delay",
+    "throttle",
+    "drop_connection",
+    "never_respond",
+    "partial_trailing_batch",
+    "corrupt_batch",
+)
+#: Cluster verbs a plan can hold, with what each needs (``docs/vocabulary.md``).
+CLUSTER_VERBS = (
+    "move_leader",
+    "restart_broker",
+    "set_isr",
+    "trigger_rebalance",
+    "move_coordinator",
+    "coordinator_loading",
+    "abort_transaction",
+    "fence_producer",
+    "delay_transaction_markers",
+    "truncate_log",
+    "delete_records",
+)
+VERBS = FAULT_KINDS + CLUSTER_VERBS
+#: Drawn unless ``verbs=`` says otherwise: what a correct client must survive without
+#: losing acknowledged data (no truncation, no retention, no hangs, no corruption, no
+#: fencing -- ask for those by name).
+DEFAULT_VERBS = (
+    "error",
+    "delay",
+    "throttle",
+    "drop_connection",
+    "partial_trailing_batch",
+    "move_leader",
+    "restart_broker",
+    "set_isr",
+    "trigger_rebalance",
+    "move_coordinator",
+    "coordinator_loading",
+    "abort_transaction",
+)
+#: APIs the fault steps target unless ``apis=`` says otherwise: what clients send.
+CLIENT_APIS = (
+    "Produce",
+    "Fetch",
+    "ListOffsets",
+    "Metadata",
+    "OffsetCommit",
+    "OffsetFetch",
+    "FindCoordinator",
+    "JoinGroup",
+    "SyncGroup",
+    "Heartbeat",
+    "LeaveGroup",
+    "InitProducerId",
+    "AddPartitionsToTxn",
+    "AddOffsetsToTxn",
+    "EndTxn",
+    "TxnOffsetCommit",
+    "OffsetForLeaderEpoch",
+)
+_DATA_FAULTS = ("partial_trailing_batch", "corrupt_batch")  # Fetch responses only
+_GROUP_APIS = ("OffsetCommit", "OffsetFetch", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup")
+_TOPIC_APIS = ("Produce", "Fetch", "ListOffsets", "Metadata", "OffsetForLeaderEpoch")
+
+Step = dict[str, Any]
+
+
+def _pyrepr(value: Any) -> str:
+    return repr(value)
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    """A drawn sequence of steps; ``repr`` is valid Python (``FaultPlan([...])``).
+
+    ``steps`` are scenario steps (dicts, see the module docstring). Use :meth:`to_yaml` to
+    save it under ``scenarios/``, :meth:`apply` to apply it to a running cluster, and
+    :attr:`kinds` to see what it exercises.
+    """
+
+    steps: tuple[Step, ...]
+
+    def __init__(self, steps: Iterable[Mapping[str, Any]] = ()) -> None:
+        object.__setattr__(self, "steps", tuple(dict(s) for s in steps))
+
+    def __repr__(self) -> str:
+        return f"FaultPlan({list(self.steps)!r})"
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    @property
+    def verbs(self) -> tuple[str, ...]:
+        """The verb (cluster verb or fault action) of each step, in order."""
+        return tuple(step_verb(s) for s in self.steps)
+
+    def to_yaml(self, *, name: str = "fuzzed") -> str:
+        """The plan as a scenario file (``name:`` and ``steps:``), ready for ``scenarios/``."""
+        import yaml
+
+        doc = {"name": name, "steps": [dict(s) for s in self.steps]}
+        text: str = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
+        return "# a fault plan drawn by mockkafka.strategies.fault_plans\n" + text
+
+    @classmethod
+    def from_yaml(cls, text: str) -> FaultPlan:
+        """Read a plan written by :meth:`to_yaml` (or a scenario file's ``steps:``)."""
+        import yaml
+
+        from mockkafka.errors import ConfigError
+
+        doc = yaml.safe_load(text)
+        if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list):
+            raise ConfigError("a fault plan file needs a 'steps:' list")
+        return cls(doc["steps"])
+
+    def apply(self, cluster: Any, *, timed: bool = True) -> None:
+        """Apply every step to ``cluster`` (a running :class:`mockkafka.Cluster`), in order.
+
+        Faults are installed as rules (they then wait for their request); verbs run at
+        once. With ``timed=True`` a step with ``at_ms`` waits until that many milliseconds
+        after the call began (this blocks the calling thread, never the cluster's loop).
+        """
+        start = time.monotonic()
+        for step in self.steps:
+            at = step.get("at_ms")
+            if timed and at:
+                delay = start + at / 1000 - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            apply_step(cluster, step)
+
+
+def step_verb(step: Mapping[str, Any]) -> str:
+    """The verb of one step: a cluster verb name, or the action of a ``fault:`` step."""
+    if "fault" in step:
+        fault = step["fault"]
+        return next(k for k in fault if k in FAULT_KINDS)
+    return next(k for k in step if k != "at_ms")
+
+
+_TRIGGER_KEYS = ("times", "nth")
+_MATCH_KEYS = ("broker", "topic", "partition", "group", "transactional_id")
+
+
+def apply_step(cluster: Any, step: Mapping[str, Any]) -> Any:
+    """Apply one plan step to a running cluster (a fault becomes a rule; a verb runs)."""
+    if "fault" in step:
+        f = dict(step["fault"])
+        rule = cluster.faults.on(f["on"], **{k: f[k] for k in _MATCH_KEYS if k in f})
+        if "times" in f:
+            rule = rule.times(f["times"])
+        elif "nth" in f:
+            rule = rule.nth(f["nth"])
+        kind = step_verb(step)
+        arg = f[kind]
+        if kind == "error":
+            return rule.error(arg)
+        if kind in ("delay", "throttle"):
+            return getattr(rule, kind)(ms=arg)
+        if kind == "drop_connection":
+            return rule.drop_connection(after_processing=arg == "after_processing")
+        return getattr(rule, kind)()
+    verb = step_verb(step)
+    return getattr(cluster, verb)(**step[verb])
+
+
+# -- the strategy -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Space:
+    apis: tuple[str, ...]
+    errors: tuple[str, ...] | None
+    verbs: tuple[str, ...]
+    topics: tuple[tuple[str, int], ...]
+    groups: tuple[str, ...]
+    transactional_ids: tuple[str, ...]
+    brokers: int
+    max_ms: int
+
+
+def _check_topics(value: Any) -> tuple[tuple[str, int], ...]:
+    if isinstance(value, Mapping):
+        items = tuple(value.items())
+        for name, n in items:
+            check_names([name], "topics")
+            check_int(n, f"topics[{name!r}]", minimum=1)
+        if not items:
+            raise InvalidArgument("topics must name at least one topic")
+        return items
+    return tuple((t, 1) for t in check_names(value, "topics"))
+
+
+def fault_plans(
+    *,
+    topics: Sequence[str] | Mapping[str, int] = ("orders",),
+    groups: Sequence[str] = (),
+    transactional_ids: Sequence[str] = (),
+    brokers: int = 1,
+    apis: Sequence[str] | None = None,
+    errors: Sequence[str] | None = None,
+    verbs: Sequence[str] | None = None,
+    min_steps: int = 0,
+    max_steps: int = 3,
+    max_ms: int = 200,
+    timed: bool = True,
+) -> st.SearchStrategy[FaultPlan]:
+    """Fault plans: up to ``max_steps`` faults and cluster verbs on the named resources.
+
+    ``topics``: names (one partition each) or ``{name: partitions}``; ``groups``,
+    ``transactional_ids``: ids the client under test uses (verbs and faults on groups or
+    transactions are drawn only when given); ``brokers``: the cluster's broker count (node
+    ids 1..n; verbs that need another broker are drawn only with 2 or more). ``apis``: API
+    names fault steps match (default: what clients send); ``errors``: error names allowed
+    (default: every code each API may really answer at some version, see
+    :func:`error_codes`); ``verbs``: fault actions and cluster verbs allowed (default
+    :data:`DEFAULT_VERBS`; every name is in :data:`VERBS`). ``max_ms``: bound of delays,
+    throttles and step times; ``timed=False`` draws no ``at_ms``.
+
+    Every fault fires a bounded number of times (once, ``times`` or ``nth`` up to 3), so a
+    correct client always gets through. A plan shrinks towards fewer, earlier, simpler steps.
+    """
+    tps = _check_topics(topics)
+    grps = tuple(groups) and check_names(groups, "groups")
+    tids = tuple(transactional_ids) and check_names(transactional_ids, "transactional_ids")
+    check_int(brokers, "brokers", minimum=1)
+    if apis is None:
+        api_names: tuple[str, ...] = CLIENT_APIS
+    else:
+        api_list = (apis,) if isinstance(apis, str) else tuple(apis)
+        for a in api_list:
+            if a not in API_BY_NAME:
+                raise InvalidArgument(
+                    f"apis: {a!r} is not a Kafka API{did_you_mean(a, API_BY_NAME)}"
+                )
+        api_names = check_api_names(api_list, "apis")
+    errs: tuple[str, ...] | None = None
+    if errors is not None:
+        known = sorted({n for a in ERRORS_BY_API for n in possible_errors(a, None)})
+        errs = check_choices(errors, "errors", known)
+    vbs = DEFAULT_VERBS if verbs is None else check_choices(verbs, "verbs", VERBS)
+    check_int(min_steps, "min_steps")
+    check_int(max_steps, "max_steps", minimum=max(min_steps, 1))
+    check_int(max_ms, "max_ms", minimum=1)
+    check_bool(timed, "timed")
+    space = _Space(api_names, errs, vbs, tps, grps, tids, brokers, max_ms if timed else 0)
+    choices = _step_kinds(space)
+    if not choices:
+        raise InvalidArgument(
+            f"no step can be drawn from verbs={list(vbs)} with apis={list(api_names)}, "
+            f"groups={list(grps)}, transactional_ids={list(tids)}, brokers={brokers}"
+        )
+    return _fault_plans(
+        topics=topics,
+        groups=groups,
+        transactional_ids=transactional_ids,
+        brokers=brokers,
+        apis=apis,
+        errors=errors,
+        verbs=verbs,
+        min_steps=min_steps,
+        max_steps=max_steps,
+        max_ms=max_ms,
+        timed=timed,
+    )
+
+
+def _space_of(kwargs: dict[str, Any]) -> _Space:
+    apis = kwargs["apis"]
+    api_names = CLIENT_APIS if apis is None else ((apis,) if isinstance(apis, str) else tuple(apis))
+    errors = kwargs["errors"]
+    errs = None if errors is None else ((errors,) if isinstance(errors, str) else tuple(errors))
+    verbs = kwargs["verbs"]
+    vbs = DEFAULT_VERBS if verbs is None else ((verbs,) if isinstance(verbs, str) else tuple(verbs))
+    return _Space(
+        api_names,
+        errs,
+        vbs,
+        _check_topics(kwargs["topics"]),
+        tuple(kwargs["groups"]),
+        tuple(kwargs["transactional_ids"]),
+        kwargs["brokers"],
+        kwargs["max_ms"] if kwargs["timed"] else 0,
+    )
+
+
+def _error_choices(space: _Space, api: str) -> list[str]:
+    if api not in ERRORS_BY_API:
+        return []
+    names = list(possible_errors(api, None))
+    if space.errors is not None:
+        names = [n for n in names if n in space.errors]
+    return names
+
+
+def _step_kinds(space: _Space) -> list[str]:
+    """Which verbs can make a step in this space."""
+    out = []
+    for v in space.verbs:
+        if v == "error":
+            ok = any(_error_choices(space, a) for a in space.apis)
+        elif v in _DATA_FAULTS:
+            ok = "Fetch" in space.apis
+        elif v in FAULT_KINDS:
+            ok = bool(space.apis)
+        elif v in ("move_leader", "set_isr"):
+            ok = space.brokers > 1
+        elif v == "move_coordinator":
+            ok = space.brokers > 1 and bool(space.groups or space.transactional_ids)
+        elif v in ("trigger_rebalance", "coordinator_loading"):
+            ok = bool(space.groups)
+        elif v in ("abort_transaction", "fence_producer", "delay_transaction_markers"):
+            ok = bool(space.transactional_ids)
+        else:
+            ok = True
+        if ok:
+            out.append(v)
+    return out
+
+
+@st.composite
+@named("fault_plans")
+def _fault_plans(draw: st.DrawFn, **kwargs: Any) -> FaultPlan:
+    space = _space_of(kwargs)
+    kinds = _step_kinds(space)
+    n = draw(st.integers(min_value=kwargs["min_steps"], max_value=kwargs["max_steps"]))
+    steps = []
+    at = 0
+    for _ in range(n):
+        step = draw(_step(space, kinds))
+        if space.max_ms:
+            at = draw(st.integers(min_value=at, max_value=space.max_ms))
+            if at:
+                step = {"at_ms": at, **step}
+        steps.append(step)
+    return FaultPlan(steps)
+
+
+def _ms(space: _Space) -> st.SearchStrategy[int]:
+    return st.integers(min_value=1, max_value=max(space.max_ms, 50))
+
+
+@st.composite
+def _step(draw: st.DrawFn, space: _Space, kinds: list[str]) -> Step:
+    kind = draw(st.sampled_from(kinds))
+    topic, partitions = draw(st.sampled_from(space.topics))
+    partition = draw(st.integers(0, partitions - 1))
+    broker = draw(st.integers(1, space.brokers))
+    if kind in FAULT_KINDS:
+        return {"fault": draw(_fault(space, kind))}
+    if kind == "move_leader":
+        return {kind: {"topic": topic, "partition": partition, "to": broker}}
+    if kind == "set_isr":
+        isr = draw(st.sets(st.integers(1, space.brokers), min_size=1))
+        return {kind: {"topic": topic, "partition": partition, "to": sorted(isr)}}
+    if kind == "restart_broker":
+        return {kind: {"broker": broker}}
+    if kind == "truncate_log":
+        return {kind: {"topic": topic, "partition": partition, "to_offset": draw(st.integers(0, 5))}}
+    if kind == "delete_records":
+        return {
+            kind: {"topic": topic, "partition": partition, "before_offset": draw(st.integers(0, 5))}
+        }
+    if kind in ("trigger_rebalance",):
+        return {kind: {"group": draw(st.sampled_from(space.groups))}}
+    if kind == "coordinator_loading":
+        return {kind: {"group": draw(st.sampled_from(space.groups)), "ms": draw(_ms(space))}}
+    if kind == "move_coordinator":
+        owners = [("group", g) for g in space.groups] + [
+            ("transactional_id", t) for t in space.transactional_ids
+        ]
+        key, value = draw(st.sampled_from(owners))
+        return {kind: {key: value, "to": broker}}
+    if kind == "delay_transaction_markers":
+        return {kind: {"ms": draw(_ms(space))}}
+    return {kind: {"transactional_id": draw(st.sampled_from(space.transactional_ids))}}
+
+
+@st.composite
+def _fault(draw: st.DrawFn, space: _Space, kind: str) -> dict[str, Any]:
+    if kind == "error":
+        apis = [a for a in space.apis if _error_choices(space, a)]
+    elif kind in _DATA_FAULTS:
+        apis = ["Fetch"]
+    else:
+        apis = list(space.apis)
+    api = draw(st.sampled_from(apis))
+    fault: dict[str, Any] = {"on": api}
+    if api in _TOPIC_APIS and draw(st.booleans()):
+        topic, _ = draw(st.sampled_from(space.topics))
+        fault["topic"] = topic
+    if api in _GROUP_APIS and space.groups and draw(st.booleans()):
+        fault["group"] = draw(st.sampled_from(space.groups))
+    if space.brokers > 1 and draw(st.booleans()):
+        fault["broker"] = draw(st.integers(1, space.brokers))
+    trigger = draw(st.sampled_from(("once", "times", "nth")))
+    if trigger != "once":
+        fault[trigger] = draw(st.integers(2, 3))
+    if kind == "error":
+        fault["error"] = draw(st.sampled_from(_error_choices(space, api)))
+    elif kind in ("delay", "throttle"):
+        fault[kind] = draw(_ms(space))
+    elif kind == "drop_connection":
+        fault[kind] = draw(st.sampled_from(("before_processing", "after_processing")))
+    else:
+        fault[kind] = True
+    return fault
