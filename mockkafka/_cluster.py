@@ -163,35 +163,32 @@ class _ClusterBase(GroupsVerbs, TransactionsVerbs, FaultsVerbs):
 
     def create_topic(
         self,
-        name: str,
+        topic: str,
+        *,
         partitions: int = 1,
         replication_factor: int = 1,
-        config: dict[str, str] | None = None,
-        *,
+        config: dict[str, Any] | None = None,
         assignments: Sequence[Sequence[int]] | None = None,
     ) -> TopicView:
         """Create a topic as CreateTopics would; raises KafkaApiError on a bad request."""
         self._call(
             lambda: self._state.create_topic(
-                name,
+                topic,
                 partitions,
                 replication_factor,
                 {k: str(v) for k, v in (config or {}).items()},
                 assignments=[list(a) for a in assignments] if assignments else None,
             )
         )
-        return TopicView(self, name)
+        return TopicView(self, topic)
 
-    def delete_topic(self, name: str) -> None:
-        self._call(lambda: self._state.delete_topic(name))
+    def delete_topic(self, topic: str) -> None:
+        """Delete ``topic`` as DeleteTopics would."""
+        self._call(lambda: self._state.delete_topic(topic))
 
-    def create_partitions(self, name: str, total: int) -> None:
-        """Grow topic ``name`` to ``total`` partitions."""
-        self._call(lambda: self._state.create_partitions(name, total))
-
-    def topic(self, name: str) -> TopicView:
-        """The topic ``name`` (KafkaApiError UNKNOWN_TOPIC_OR_PARTITION if absent)."""
-        return TopicView(self, name)
+    def topic(self, topic: str) -> TopicView:
+        """The topic ``topic`` (KafkaApiError UNKNOWN_TOPIC_OR_PARTITION if absent)."""
+        return TopicView(self, topic)
 
     def topics(self) -> list[str]:
         return self._call(lambda: sorted(self._state.topics))
@@ -231,18 +228,17 @@ class _ClusterBase(GroupsVerbs, TransactionsVerbs, FaultsVerbs):
         """Make broker ``to`` the leader (bumps the leader epoch; clients see it in Metadata)."""
         self._call(lambda: self._state.set_leader(topic, partition, to))
 
-    def shrink_isr(self, topic: str, partition: int, *, to: Sequence[int]) -> None:
-        """Set the ISR (the leader moves if it is not in it)."""
-        self._call(lambda: self._state.set_isr(topic, partition, list(to)))
-
     def truncate_log(self, topic: str, partition: int, *, to_offset: int) -> None:
         """Unclean election: drop records at and above ``to_offset`` (whole batches) and
         start a new leader epoch, so KIP-320 clients detect the loss."""
         self._call(lambda: self._state.truncate_log(topic, partition, to_offset))
 
-    def delete_records_before(self, topic: str, partition: int, *, offset: int) -> int:
-        """Advance the log start offset (retention); returns the new log start offset."""
-        return self._call(lambda: self._state.delete_records_before(topic, partition, offset))
+    def delete_records(self, topic: str, partition: int, *, before_offset: int) -> int:
+        """Advance the log start offset to ``before_offset`` (retention, as DeleteRecords);
+        returns the new log start offset."""
+        return self._call(
+            lambda: self._state.delete_records_before(topic, partition, before_offset)
+        )
 
     def cap_api_versions(self, caps: dict[str | int, int]) -> None:
         """Advertise at most these versions, e.g. ``{"Fetch": 11}``, as an older Kafka would.
@@ -370,20 +366,20 @@ class Cluster(_ClusterBase):
             return fn()
         return trio.from_thread.run_sync(fn, trio_token=self._token)
 
-    def stop_broker(self, node_id: int) -> None:
-        """Stop broker ``node_id``: it refuses connections; its partitions move if they can."""
-        self._call(lambda: self._server.stop_broker(node_id))
+    def stop_broker(self, broker: int) -> None:
+        """Stop broker ``broker``: it refuses connections; its partitions move if they can."""
+        self._call(lambda: self._server.stop_broker(broker))
 
-    def start_broker(self, node_id: int) -> None:
+    def start_broker(self, broker: int) -> None:
         """Start a stopped broker again on its old port."""
         assert self._token is not None
-        trio.from_thread.run(self._server.start_broker, node_id, trio_token=self._token)
+        trio.from_thread.run(self._server.start_broker, broker, trio_token=self._token)
 
-    def restart_broker(self, node_id: int) -> None:
-        """Stop then start broker ``node_id`` (its connections drop; it comes back on its
+    def restart_broker(self, broker: int) -> None:
+        """Stop then start broker ``broker`` (its connections drop; it comes back on its
         old port)."""
-        self.stop_broker(node_id)
-        self.start_broker(node_id)
+        self.stop_broker(broker)
+        self.start_broker(broker)
 
 
 class AsyncCluster(_ClusterBase):
@@ -400,15 +396,15 @@ class AsyncCluster(_ClusterBase):
     def _call(self, fn: Callable[[], T]) -> T:
         return fn()
 
-    def stop_broker(self, node_id: int) -> None:
-        self._server.stop_broker(node_id)
+    def stop_broker(self, broker: int) -> None:
+        self._server.stop_broker(broker)
 
-    async def start_broker(self, node_id: int) -> None:
-        await self._server.start_broker(node_id)
+    async def start_broker(self, broker: int) -> None:
+        await self._server.start_broker(broker)
 
-    async def restart_broker(self, node_id: int) -> None:
-        self.stop_broker(node_id)
-        await self._server.start_broker(node_id)
+    async def restart_broker(self, broker: int) -> None:
+        self.stop_broker(broker)
+        await self._server.start_broker(broker)
 
 
 @asynccontextmanager

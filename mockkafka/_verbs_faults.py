@@ -2,8 +2,8 @@
 
 ``cluster.faults`` makes fault rules (see ``mockkafka/faults/`` and ``docs/faults.md``);
 the verbs below change the cluster the way operations and failures do, keeping it coherent
-(the replication verbs ``move_leader``, ``shrink_isr``, ``stop_broker``, ``truncate_log``,
-``delete_records_before``, ``cap_api_versions`` live in ``_cluster.py``).
+(the replication verbs ``move_leader``, ``set_isr``, ``stop_broker``, ``truncate_log``,
+``delete_records``, ``cap_api_versions`` live in ``_cluster.py``).
 """
 
 from __future__ import annotations
@@ -43,8 +43,6 @@ class FaultsVerbs:
         """Set the ISR of a partition (grow or shrink; the leader moves if it leaves)."""
         self._call(lambda: self._state.set_isr(topic, partition, list(to)))
 
-    expand_isr = set_isr
-
     def add_partitions(self, topic: str, *, total: int) -> None:
         """Grow ``topic`` to ``total`` partitions (as CreatePartitions would)."""
         self._call(lambda: self._state.create_partitions(topic, total))
@@ -57,10 +55,6 @@ class FaultsVerbs:
         """Set topic configs (a value of None resets one to its default)."""
         cfg = {k: (None if v is None else str(v)) for k, v in configs.items()}
         self._call(lambda: self._state.set_topic_config(topic, cfg))
-
-    def alter_config(self, topic: str, key: str, value: Any) -> None:
-        """Set one topic config (None resets it to its default)."""
-        self.set_topic_config(topic, {key: value})
 
     def uncap_api_versions(self) -> None:
         """Undo :meth:`cap_api_versions`: advertise every version served again."""

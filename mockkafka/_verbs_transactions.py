@@ -7,7 +7,6 @@ Assert on what the transaction coordinator holds::
 
 and script its faults: :meth:`~TransactionsVerbs.abort_transaction`,
 :meth:`~TransactionsVerbs.expire_transaction`, :meth:`~TransactionsVerbs.fence_producer`,
-:meth:`~TransactionsVerbs.move_transaction_coordinator`,
 :meth:`~TransactionsVerbs.delay_transaction_markers`.
 """
 
@@ -130,12 +129,17 @@ class TransactionsVerbs:
     def wait_for_transaction(
         self,
         transactional_id: str,
-        condition: Callable[[TransactionView], bool],
         *,
+        state: str | None = None,
+        where: Callable[[TransactionView], bool] | None = None,
         timeout: float = 10.0,
     ) -> TransactionView:
-        """Poll until ``condition(view)`` holds (returns the view) or ``timeout`` seconds pass
-        (AssertionError with the last view seen)."""
+        """Poll until the transaction is in ``state`` and ``where(view)`` holds (returns the
+        view) or ``timeout`` seconds pass."""
+
+        def condition(v: TransactionView) -> bool:
+            return (state is None or v.state == state) and (where is None or where(v))
+
         deadline = time.monotonic() + timeout
         last: TransactionView | None = None
         for _ in range(int(timeout / 0.01) + 2):
@@ -150,12 +154,6 @@ class TransactionsVerbs:
         raise AssertionError(
             f"transaction {transactional_id!r} did not reach the condition in {timeout} s; "
             f"last seen: {last!r}"
-        )
-
-    def transaction_coordinator(self, transactional_id: str) -> int:
-        """The broker id coordinating ``transactional_id``."""
-        return self._call(
-            lambda: self._state.coordinators.coordinator(TRANSACTION, transactional_id)
         )
 
     # -- faults ------------------------------------------------------------------------------------
@@ -176,12 +174,7 @@ class TransactionsVerbs:
         producer instance would: the current one gets PRODUCER_FENCED. Returns the new epoch."""
         return self._call(lambda: self._state.transactions.fence(transactional_id))
 
-    def move_transaction_coordinator(self, transactional_id: str, *, to: int) -> None:
-        """Make broker ``to`` the coordinator of ``transactional_id``; the old one answers
-        NOT_COORDINATOR and clients look the coordinator up again. State is kept."""
-        self._call(lambda: self._state.coordinators.move(TRANSACTION, transactional_id, to))
-
-    def delay_transaction_markers(self, ms: int) -> None:
+    def delay_transaction_markers(self, *, ms: int) -> None:
         """Write transaction markers ``ms`` after EndTxn (0: at once). Meanwhile the
         coordinator answers CONCURRENT_TRANSACTIONS to the producer's next transaction."""
         if ms < 0:

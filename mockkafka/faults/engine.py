@@ -8,8 +8,8 @@ it saw while active; ``fired``: requests it acted on). Rules are built fluently:
 
     cluster.faults.on("Produce", topic="orders").times(2).error("NOT_LEADER_OR_FOLLOWER")
 
-``on(...)`` makes a rule; trigger methods (``once``, ``times``, ``nth``, ``every_time`` /
-``keep``, ``with_probability``, ``between``, ``for_ms``, ``after``, ``after_event``) shape
+``on(...)`` makes a rule; trigger methods (``once``, ``times``, ``nth``, ``every_time``,
+``with_probability``, ``between``, ``for_ms``, ``after``, ``after_event``) shape
 it; the first action method (``error``, ``delay``, ``throttle``, ``drop_connection``,
 ``never_respond``, ``partial_trailing_batch``, ``corrupt_batch``, ``handler``,
 ``observe``) adds it to the cluster, and further action methods chain more actions. So put
@@ -163,8 +163,6 @@ class Rule:
         """Fire on every match until removed."""
         self._times_set = True
         return self._set(times=None, nth=None)
-
-    keep = every_time
 
     def with_probability(self, p: float, *, seed: int | None = None) -> Rule:
         """Fire on each match with probability ``p``, drawn from ``random.Random(seed)``.

@@ -94,7 +94,7 @@ def test_every_time_and_keep_fire_until_removed() -> None:
     rule.remove()
     assert _fire(engine, info) == []
     assert rule.fired == 20
-    kept = faults.on("Fetch").keep().observe()
+    kept = faults.on("Fetch").every_time().observe()
     assert all(_fire(engine, info) for _ in range(3)) and kept.fired == 3
 
 

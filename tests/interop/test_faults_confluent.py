@@ -304,7 +304,7 @@ def test_offset_out_of_range_after_retention_follows_auto_offset_reset(
     cluster.create_topic(topic, partitions=1, replication_factor=3)
     for v in _values(30):
         cluster.produce(topic, v)
-    assert cluster.delete_records_before(topic, 0, offset=20) == 20
+    assert cluster.delete_records(topic, 0, before_offset=20) == 20
     c = _consumer(cluster, **{"auto.offset.reset": "earliest"})
     try:
         c.assign([TopicPartition(topic, 0, 5)])  # below the log start offset
