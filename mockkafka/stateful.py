@@ -131,8 +131,7 @@ class ClusterWatch:
         for tp, hw in snap["high_watermark"].items():
             start, end = snap["log_start_offset"][tp], snap["log_end_offset"][tp]
             assert start <= hw <= end, (
-                f"{tp}: expected log_start_offset {start} <= high_watermark {hw} <= "
-                f"log end {end}"
+                f"{tp}: expected log_start_offset {start} <= high_watermark {hw} <= log end {end}"
             )
         for (gid, topic, partition), off in snap["committed"].items():
             hw_now = snap["high_watermark"].get((topic, partition))
@@ -229,7 +228,7 @@ class ClusterStateMachine(RuleBasedStateMachine):
             self.apply_step(step)
 
         apply_fault.__qualname__ = f"{cls.__name__}.apply_fault"
-        cls.apply_fault = rule(step=steps)(apply_fault)  # type: ignore[attr-defined]
+        cls.apply_fault = rule(step=steps)(apply_fault)
 
     def __init__(self) -> None:
         super().__init__()

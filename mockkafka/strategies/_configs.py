@@ -8,9 +8,9 @@ import hypothesis.strategies as st
 from hypothesis.errors import InvalidArgument
 
 from mockkafka.errors import ErrorCode
+from mockkafka.faults.error_facts import ERRORS_BY_API, possible_errors
 from mockkafka.protocol.apis import API_BY_NAME
 from mockkafka.strategies._common import check_choices, did_you_mean, named
-from mockkafka.strategies._error_facts import ERRORS_BY_API, possible_errors
 
 CLIENTS = ("confluent-kafka", "kafka-python", "aiokafka")
 ROLES = ("producer", "consumer")
@@ -121,7 +121,7 @@ def error_codes(
 ) -> st.SearchStrategy[ErrorCode]:
     """Error codes a broker may really answer: for ``api`` (at ``version``, when given) the
     codes Kafka documents for it, from the version each became possible (see
-    ``mockkafka/strategies/_error_facts.py`` for how the table is derived); with no ``api``,
+    ``mockkafka/faults/error_facts.py`` for how the table is derived); with no ``api``,
     every code of any API. ``retriable`` keeps only retriable (True) or fatal (False) codes.
     """
     if api is None:

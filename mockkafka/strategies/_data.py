@@ -17,7 +17,7 @@ COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
 MAGICS = (0, 1, 2)
 
 _HEADER_KEYS = st.text(
-    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12
+    alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=12
 )
 
 

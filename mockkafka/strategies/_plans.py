@@ -24,6 +24,7 @@ from typing import Any
 import hypothesis.strategies as st
 from hypothesis.errors import InvalidArgument
 
+from mockkafka.faults.error_facts import CLIENT_APIS, ERRORS_BY_API, possible_errors
 from mockkafka.faults.model import check_api_names
 from mockkafka.protocol.apis import API_BY_NAME
 from mockkafka.strategies._common import (
@@ -34,7 +35,6 @@ from mockkafka.strategies._common import (
     did_you_mean,
     named,
 )
-from mockkafka.strategies._error_facts import ERRORS_BY_API, possible_errors
 
 #: Fault actions a plan can hold (the action keys of a ``fault:`` step).
 FAULT_KINDS = (
@@ -78,26 +78,6 @@ DEFAULT_VERBS = (
     "coordinator_loading",
     "abort_transaction",
 )
-#: APIs the fault steps target unless ``apis=`` says otherwise: what clients send.
-CLIENT_APIS = (
-    "Produce",
-    "Fetch",
-    "ListOffsets",
-    "Metadata",
-    "OffsetCommit",
-    "OffsetFetch",
-    "FindCoordinator",
-    "JoinGroup",
-    "SyncGroup",
-    "Heartbeat",
-    "LeaveGroup",
-    "InitProducerId",
-    "AddPartitionsToTxn",
-    "AddOffsetsToTxn",
-    "EndTxn",
-    "TxnOffsetCommit",
-    "OffsetForLeaderEpoch",
-)
 _DATA_FAULTS = ("partial_trailing_batch", "corrupt_batch")  # Fetch responses only
 _GROUP_APIS = ("OffsetCommit", "OffsetFetch", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup")
 _TOPIC_APIS = ("Produce", "Fetch", "ListOffsets", "Metadata", "OffsetForLeaderEpoch")
@@ -139,8 +119,8 @@ class FaultPlan:
         import yaml
 
         doc = {"name": name, "steps": [dict(s) for s in self.steps]}
-        text: str = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
-        return "# a fault plan drawn by mockkafka.strategies.fault_plans\n" + text
+        text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
+        return "# a fault plan drawn by mockkafka.strategies.fault_plans\n" + str(text)
 
     @classmethod
     def from_yaml(cls, text: str) -> FaultPlan:
@@ -175,7 +155,7 @@ def step_verb(step: Mapping[str, Any]) -> str:
     """The verb of one step: a cluster verb name, or the action of a ``fault:`` step."""
     if "fault" in step:
         fault = step["fault"]
-        return next(k for k in fault if k in FAULT_KINDS)
+        return str(next(k for k in fault if k in FAULT_KINDS))
     return next(k for k in step if k != "at_ms")
 
 
@@ -361,7 +341,7 @@ def _step_kinds(space: _Space) -> list[str]:
 
 @st.composite
 @named("fault_plans")
-def _fault_plans(draw: st.DrawFn, **kwargs: Any) -> FaultPlan:
+def _fault_plans(draw: st.DrawFn, /, **kwargs: Any) -> FaultPlan:
     space = _space_of(kwargs)
     kinds = _step_kinds(space)
     n = draw(st.integers(min_value=kwargs["min_steps"], max_value=kwargs["max_steps"]))
@@ -369,12 +349,21 @@ def _fault_plans(draw: st.DrawFn, **kwargs: Any) -> FaultPlan:
     at = 0
     for _ in range(n):
         step = draw(_step(space, kinds))
-        if space.max_ms:
+        start = draw(st.sampled_from(_STARTS if space.max_ms else ("now",)))
+        if start == "at":
             at = draw(st.integers(min_value=at, max_value=space.max_ms))
             if at:
-                step = {"at_ms": at, **step}
+                step = {"at": f"{at}ms", **step}
+        elif start == "after_requests":
+            api = draw(st.sampled_from(space.apis))
+            count = draw(st.integers(1, 3))
+            step = {"after": {"requests": {"api": api, "count": count}}, **step}
         steps.append(step)
     return FaultPlan(steps)
+
+
+# How a step starts: at once (after the previous one), at a time, or after requests.
+_STARTS = ("now", "at", "after_requests")
 
 
 def _ms(space: _Space) -> st.SearchStrategy[int]:
@@ -397,7 +386,9 @@ def _step(draw: st.DrawFn, space: _Space, kinds: list[str]) -> Step:
     if kind == "restart_broker":
         return {kind: {"broker": broker}}
     if kind == "truncate_log":
-        return {kind: {"topic": topic, "partition": partition, "to_offset": draw(st.integers(0, 5))}}
+        return {
+            kind: {"topic": topic, "partition": partition, "to_offset": draw(st.integers(0, 5))}
+        }
     if kind == "delete_records":
         return {
             kind: {"topic": topic, "partition": partition, "before_offset": draw(st.integers(0, 5))}
@@ -440,9 +431,9 @@ def _fault(draw: st.DrawFn, space: _Space, kind: str) -> dict[str, Any]:
     if kind == "error":
         fault["error"] = draw(st.sampled_from(_error_choices(space, api)))
     elif kind in ("delay", "throttle"):
-        fault[kind] = draw(_ms(space))
+        fault[kind] = {"ms": draw(_ms(space))}
     elif kind == "drop_connection":
-        fault[kind] = draw(st.sampled_from(("before_processing", "after_processing")))
+        fault[kind] = {"after_processing": True} if draw(st.booleans()) else True
     else:
         fault[kind] = True
     return fault

@@ -22,7 +22,7 @@ How this table was made (keep it true when you add to it):
 * UNKNOWN_SERVER_ERROR is possible for every API at every version (the broker's answer to
   an unexpected exception).
 
-``tests/strategies/test_error_codes.py`` checks every name against the generated error
+``tests/strategies/test_data_strategies.py`` checks every name against the generated error
 table and every version against the schemas' version ranges.
 """
 
@@ -303,6 +303,27 @@ ERRORS_BY_API: dict[str, dict[str, int]] = {
         "GROUP_MAX_SIZE_REACHED": 0,
     },
 }
+
+#: The APIs clients send (what fault plans and the coverage report target by default).
+CLIENT_APIS = (
+    "Produce",
+    "Fetch",
+    "ListOffsets",
+    "Metadata",
+    "OffsetCommit",
+    "OffsetFetch",
+    "FindCoordinator",
+    "JoinGroup",
+    "SyncGroup",
+    "Heartbeat",
+    "LeaveGroup",
+    "InitProducerId",
+    "AddPartitionsToTxn",
+    "AddOffsetsToTxn",
+    "EndTxn",
+    "TxnOffsetCommit",
+    "OffsetForLeaderEpoch",
+)
 
 #: Possible for every API at every version.
 ANY_API_ERRORS = ("UNKNOWN_SERVER_ERROR",)
