@@ -56,6 +56,9 @@ from pytest_plugin._report import (
     jsonl_name,
 )
 
+#: ``--kafka-fault-coverage`` lives in its own plugin module, registered with this one.
+pytest_plugins = ["pytest_plugin._coverage"]
+
 TESTS_KEY = pytest.StashKey[TestClusters]()
 INI_KEY = pytest.StashKey[Mapping[str, Any]]()
 LINES_KEY = pytest.StashKey[int]()
