@@ -174,13 +174,10 @@ def apply_step(cluster: Any, step: Mapping[str, Any]) -> Any:
             rule = rule.nth(f["nth"])
         kind = step_verb(step)
         arg = f[kind]
+        kwargs = dict(arg) if isinstance(arg, Mapping) else {}
         if kind == "error":
-            return rule.error(arg)
-        if kind in ("delay", "throttle"):
-            return getattr(rule, kind)(ms=arg)
-        if kind == "drop_connection":
-            return rule.drop_connection(after_processing=arg == "after_processing")
-        return getattr(rule, kind)()
+            return rule.error(arg if isinstance(arg, str) else kwargs.pop("code"), **kwargs)
+        return getattr(rule, kind)(**kwargs)
     verb = step_verb(step)
     return getattr(cluster, verb)(**step[verb])
 
