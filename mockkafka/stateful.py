@@ -32,7 +32,8 @@ import hypothesis.strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from mockkafka._cluster import Cluster
-from mockkafka.strategies._plans import FaultPlan, Step, apply_step, fault_plans
+from mockkafka.scenario.model import Step
+from mockkafka.strategies._plans import FaultPlan, apply_step, fault_plans
 
 __all__ = ["ClusterStateMachine", "ClusterWatch", "Ledger", "fault_steps"]
 
@@ -243,7 +244,7 @@ class ClusterStateMachine(RuleBasedStateMachine):
     @property
     def plan(self) -> FaultPlan:
         """The fault plan applied so far in this example."""
-        return FaultPlan(self._steps)
+        return FaultPlan(tuple(self._steps), self.brokers, tuple(self.topics.items()))
 
     def apply_step(self, step: Step) -> None:
         """Apply one plan step (a fault or a verb) and remember it in :attr:`plan`."""

@@ -3,7 +3,8 @@ invoiced (at least once). Run it with ``python -m pytest examples/fuzz_worker``.
 
 Against the buggy worker (``commit_before_processing=True``) hypothesis finds a plan that
 breaks the property and shrinks it to one step, e.g.
-``FaultPlan([{'fault': {'on': 'Produce', 'error': 'TOPIC_AUTHORIZATION_FAILED'}}])``:
+``FaultPlan(steps=(Step(action=Fault(match=Match(api=('Produce',)),
+actions=(Error(code='MESSAGE_TOO_LARGE'),))),), topics=(('orders', 1), ('invoices', 1)))``:
 the invoice cannot be written, the worker crashes after committing, and the restarted worker
 skips the orders of that batch. The fixed worker passes every plan.
 """

@@ -2,12 +2,14 @@
 
 Theory of operation
 -------------------
-A plan is a tuple of steps, each a dict in exactly the shape of a YAML scenario step
-(``docs/vocabulary.md``): ``{"move_leader": {"topic": "orders", "partition": 0, "to": 2}}``
-or ``{"fault": {"on": "Produce", "topic": "invoices", "error": "TOPIC_AUTHORIZATION_FAILED"}}``,
-with an optional ``"at_ms"`` (when, after the plan starts, the step applies; request-
-triggered faults then wait for their request). So a plan prints as valid Python, dumps as a
-scenario file, and applies to a cluster through the same verbs a scenario uses.
+A plan is a tuple of :class:`mockkafka.scenario.model.Step` -- the model YAML scenarios load
+into. Each step is drawn in the document form of a scenario step (``docs/vocabulary.md``):
+``{"move_leader": {"topic": "orders", "partition": 0, "to": 2}}`` or
+``{"fault": {"on": "Produce", "topic": "invoices", "error": "TOPIC_AUTHORIZATION_FAILED"}}``,
+optionally started ``at`` a time or ``after`` some requests, and turned into the model by the
+scenario's own ``step_from_dict`` (so a drawn step is checked as a file's step would be). A
+plan therefore prints as valid Python, dumps as a scenario file, and runs through the same
+verbs and fault rules a scenario uses.
 
 The strategy draws steps from what the caller allows (APIs, errors, verbs, topics, groups,
 transactional ids, brokers); hypothesis shrinks a failing plan by dropping steps, so a
@@ -17,16 +19,30 @@ failure ends as the shortest plan that still breaks the property.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import hypothesis.strategies as st
 from hypothesis.errors import InvalidArgument
 
+from mockkafka.errors import ConfigError
+from mockkafka.faults.coverage import action_kind
+from mockkafka.faults.engine import Rule
 from mockkafka.faults.error_facts import CLIENT_APIS, ERRORS_BY_API, possible_errors
 from mockkafka.faults.model import check_api_names
 from mockkafka.protocol.apis import API_BY_NAME
+from mockkafka.scenario.model import (
+    AfterRequests,
+    At,
+    ClusterSpec,
+    Fault,
+    Scenario,
+    Step,
+    TopicSpec,
+    Verb,
+    step_from_dict,
+)
 from mockkafka.strategies._common import (
     check_bool,
     check_choices,
@@ -82,104 +98,115 @@ _DATA_FAULTS = ("partial_trailing_batch", "corrupt_batch")  # Fetch responses on
 _GROUP_APIS = ("OffsetCommit", "OffsetFetch", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup")
 _TOPIC_APIS = ("Produce", "Fetch", "ListOffsets", "Metadata", "OffsetForLeaderEpoch")
 
-Step = dict[str, Any]
 
-
-def _pyrepr(value: Any) -> str:
-    return repr(value)
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FaultPlan:
-    """A drawn sequence of steps; ``repr`` is valid Python (``FaultPlan([...])``).
+    """A drawn sequence of scenario steps, with the cluster and topics they assume.
 
-    ``steps`` are scenario steps (dicts, see the module docstring). Use :meth:`to_yaml` to
-    save it under ``scenarios/``, :meth:`apply` to apply it to a running cluster, and
-    :attr:`kinds` to see what it exercises.
+    ``steps`` are :class:`mockkafka.scenario.model.Step` -- a :class:`Verb` or a
+    :class:`Fault`, each with an optional start condition (:class:`At`,
+    :class:`AfterRequests`) -- the very objects a YAML scenario loads into. The repr is valid
+    Python once ``from mockkafka.scenario.model import *``, ``from mockkafka.faults.model
+    import *`` and ``from mockkafka.strategies import FaultPlan`` are in scope; paste it into
+    a regression test. :meth:`to_yaml` writes it as a scenario file (save it under
+    ``scenarios/``), :meth:`from_yaml` / :meth:`from_scenario` read one back, :meth:`apply`
+    runs it against a cluster.
     """
 
-    steps: tuple[Step, ...]
-
-    def __init__(self, steps: Iterable[Mapping[str, Any]] = ()) -> None:
-        object.__setattr__(self, "steps", tuple(dict(s) for s in steps))
+    steps: tuple[Step, ...] = ()
+    brokers: int = 1
+    topics: tuple[tuple[str, int], ...] = ()
 
     def __repr__(self) -> str:
-        return f"FaultPlan({list(self.steps)!r})"
+        parts = [f"steps={self.steps!r}"]
+        if self.brokers != 1:
+            parts.append(f"brokers={self.brokers!r}")
+        if self.topics:
+            parts.append(f"topics={self.topics!r}")
+        return f"FaultPlan({', '.join(parts)})"
 
     def __len__(self) -> int:
         return len(self.steps)
 
     @property
     def verbs(self) -> tuple[str, ...]:
-        """The verb (cluster verb or fault action) of each step, in order."""
+        """The verb of each step, in order: a cluster verb name or a fault action
+        (``"error"``, ``"delay"``, ...)."""
         return tuple(step_verb(s) for s in self.steps)
 
-    def to_yaml(self, *, name: str = "fuzzed") -> str:
-        """The plan as a scenario file (``name:`` and ``steps:``), ready for ``scenarios/``."""
-        import yaml
+    def to_scenario(self, *, name: str = "fuzzed") -> Scenario:
+        """This plan as a :class:`~mockkafka.scenario.model.Scenario` (cluster, topics,
+        steps; no expectations: the property test is the check)."""
+        return Scenario(
+            name=name,
+            description="a fault plan drawn by mockkafka.strategies.fault_plans",
+            cluster=ClusterSpec(brokers=self.brokers),
+            topics=tuple(
+                TopicSpec(t, partitions=n, replication_factor=self.brokers) for t, n in self.topics
+            ),
+            steps=self.steps,
+        )
 
-        doc = {"name": name, "steps": [dict(s) for s in self.steps]}
-        text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
-        return "# a fault plan drawn by mockkafka.strategies.fault_plans\n" + str(text)
+    def to_yaml(self, *, name: str = "fuzzed") -> str:
+        """The plan as a scenario file, ready to save under ``scenarios/``."""
+        return self.to_scenario(name=name).to_yaml()
 
     @classmethod
-    def from_yaml(cls, text: str) -> FaultPlan:
-        """Read a plan written by :meth:`to_yaml` (or a scenario file's ``steps:``)."""
-        import yaml
+    def from_scenario(cls, scenario: Scenario) -> FaultPlan:
+        return cls(
+            steps=scenario.steps,
+            brokers=scenario.cluster.brokers,
+            topics=tuple((t.topic, t.partitions) for t in scenario.topics),
+        )
 
-        from mockkafka.errors import ConfigError
+    @classmethod
+    def from_yaml(cls, text: str, *, file: str = "<fault plan>") -> FaultPlan:
+        """Read a plan written by :meth:`to_yaml` (or any scenario file); a mistake raises
+        :class:`~mockkafka.scenario.model.ScenarioError` naming the line and field."""
+        from mockkafka.scenario.loader import load_text
 
-        doc = yaml.safe_load(text)
-        if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list):
-            raise ConfigError("a fault plan file needs a 'steps:' list")
-        return cls(doc["steps"])
+        return cls.from_scenario(load_text(text, file=file))
 
-    def apply(self, cluster: Any, *, timed: bool = True) -> None:
+    def apply(self, cluster: Any, *, timeout: float = 30.0) -> None:
         """Apply every step to ``cluster`` (a running :class:`mockkafka.Cluster`), in order.
 
-        Faults are installed as rules (they then wait for their request); verbs run at
-        once. With ``timed=True`` a step with ``at_ms`` waits until that many milliseconds
-        after the call began (this blocks the calling thread, never the cluster's loop).
+        A fault is installed as a rule (it then waits for its request); a verb runs. A step
+        with ``At(ms)`` waits until ``ms`` after the call began, one with
+        ``AfterRequests`` until the cluster answered that many such requests (at most
+        ``timeout`` seconds). This blocks the calling thread, never the cluster's loop: run
+        it in a thread to apply a timed plan while the client works.
         """
-        start = time.monotonic()
+        begin = time.monotonic()
         for step in self.steps:
-            at = step.get("at_ms")
-            if timed and at:
-                delay = start + at / 1000 - time.monotonic()
+            start = step.start
+            if isinstance(start, At):
+                delay = begin + start.ms / 1000 - time.monotonic()
                 if delay > 0:
                     time.sleep(delay)
+            elif isinstance(start, AfterRequests):
+                cluster.traffic.wait_for(
+                    start.api, count=start.count, timeout=timeout, **dict(start.filters)
+                )
+            elif start is not None:
+                raise ConfigError(f"FaultPlan.apply does not wait for {start!r}")
             apply_step(cluster, step)
 
 
-def step_verb(step: Mapping[str, Any]) -> str:
-    """The verb of one step: a cluster verb name, or the action of a ``fault:`` step."""
-    if "fault" in step:
-        fault = step["fault"]
-        return str(next(k for k in fault if k in FAULT_KINDS))
-    return next(k for k in step if k != "at_ms")
+def step_verb(step: Step) -> str:
+    """The verb of one step: a cluster verb name, or the action of a fault step."""
+    action = step.action
+    if isinstance(action, Verb):
+        return action.name
+    return action_kind(action.actions[0])
 
 
-_TRIGGER_KEYS = ("times", "nth")
-_MATCH_KEYS = ("broker", "topic", "partition", "group", "transactional_id")
-
-
-def apply_step(cluster: Any, step: Mapping[str, Any]) -> Any:
-    """Apply one plan step to a running cluster (a fault becomes a rule; a verb runs)."""
-    if "fault" in step:
-        f = dict(step["fault"])
-        rule = cluster.faults.on(f["on"], **{k: f[k] for k in _MATCH_KEYS if k in f})
-        if "times" in f:
-            rule = rule.times(f["times"])
-        elif "nth" in f:
-            rule = rule.nth(f["nth"])
-        kind = step_verb(step)
-        arg = f[kind]
-        kwargs = dict(arg) if isinstance(arg, Mapping) else {}
-        if kind == "error":
-            return rule.error(arg if isinstance(arg, str) else kwargs.pop("code"), **kwargs)
-        return getattr(rule, kind)(**kwargs)
-    verb = step_verb(step)
-    return getattr(cluster, verb)(**step[verb])
+def apply_step(cluster: Any, step: Step) -> Any:
+    """Apply one plan step to a running cluster now (a fault becomes a rule; a verb runs),
+    ignoring its start condition."""
+    action = step.action
+    if isinstance(action, Fault):
+        return cluster.faults.add(Rule(action.match, action.trigger, action.actions, action.name))
+    return getattr(cluster, action.name)(**action.kwargs)
 
 
 # -- the strategy -----------------------------------------------------------------------------
@@ -233,7 +260,7 @@ def fault_plans(
     (default: every code each API may really answer at some version, see
     :func:`error_codes`); ``verbs``: fault actions and cluster verbs allowed (default
     :data:`DEFAULT_VERBS`; every name is in :data:`VERBS`). ``max_ms``: bound of delays,
-    throttles and step times; ``timed=False`` draws no ``at_ms``.
+    throttles and step times; ``timed=False`` draws no start conditions (every step applies at once).
 
     Every fault fires a bounded number of times (once, ``times`` or ``nth`` up to 3), so a
     correct client always gets through. A plan shrinks towards fewer, earlier, simpler steps.
@@ -342,7 +369,7 @@ def _fault_plans(draw: st.DrawFn, /, **kwargs: Any) -> FaultPlan:
     space = _space_of(kwargs)
     kinds = _step_kinds(space)
     n = draw(st.integers(min_value=kwargs["min_steps"], max_value=kwargs["max_steps"]))
-    steps = []
+    steps: list[Step] = []
     at = 0
     for _ in range(n):
         step = draw(_step(space, kinds))
@@ -355,8 +382,8 @@ def _fault_plans(draw: st.DrawFn, /, **kwargs: Any) -> FaultPlan:
             api = draw(st.sampled_from(space.apis))
             count = draw(st.integers(1, 3))
             step = {"after": {"requests": {"api": api, "count": count}}, **step}
-        steps.append(step)
-    return FaultPlan(steps)
+        steps.append(step_from_dict(step, ("steps", len(steps))))
+    return FaultPlan(tuple(steps), space.brokers, space.topics)
 
 
 # How a step starts: at once (after the previous one), at a time, or after requests.
@@ -368,7 +395,7 @@ def _ms(space: _Space) -> st.SearchStrategy[int]:
 
 
 @st.composite
-def _step(draw: st.DrawFn, space: _Space, kinds: list[str]) -> Step:
+def _step(draw: st.DrawFn, space: _Space, kinds: list[str]) -> dict[str, Any]:
     kind = draw(st.sampled_from(kinds))
     topic, partitions = draw(st.sampled_from(space.topics))
     partition = draw(st.integers(0, partitions - 1))

@@ -11,6 +11,10 @@ from types import ModuleType
 import pytest
 from hypothesis import find, settings
 
+import mockkafka.faults.model
+import mockkafka.scenario.model
+from mockkafka.faults.model import Error
+from mockkafka.scenario.model import Fault
 from mockkafka.strategies import FaultPlan
 
 EXAMPLE = Path(__file__).resolve().parent.parent.parent / "examples" / "fuzz_worker"
@@ -47,9 +51,12 @@ def test_fuzzer_shrinks_the_commit_before_processing_bug_to_one_fault(
     assert 1 <= len(plan.steps) <= 2, plan
     # The shrunk plan is a failed invoice write: the worker crashes after committing.
     (step,) = plan.steps
-    assert step["fault"]["on"] == "Produce" and "error" in step["fault"], plan
+    assert isinstance(step.action, Fault), plan
+    assert step.action.match.api == ("Produce",), plan
+    assert isinstance(step.action.actions[0], Error), plan
     # It replays from its printed form and from a saved scenario file.
-    replayed = eval(repr(plan), {"FaultPlan": FaultPlan})
+    namespace = {**vars(mockkafka.scenario.model), **vars(mockkafka.faults.model)}
+    replayed = eval(repr(plan), {**namespace, "FaultPlan": FaultPlan})
     assert replayed == plan == FaultPlan.from_yaml(plan.to_yaml())
     with pytest.raises(AssertionError, match="never invoiced"):
         example.check_every_order_invoiced(replayed, commit_before_processing=True)
