@@ -35,7 +35,44 @@ from mockkafka._cluster import Cluster
 from mockkafka.scenario.model import Step
 from mockkafka.strategies._plans import FaultPlan, apply_step, fault_plans
 
-__all__ = ["ClusterStateMachine", "ClusterWatch", "Ledger", "fault_steps"]
+__all__ = [
+    "ClusterStateMachine",
+    "ClusterWatch",
+    "Ledger",
+    "check_no_shared_partitions",
+    "fault_steps",
+    "register_profiles",
+]
+
+#: Examples per property test in each profile of :func:`register_profiles`.
+PROFILES = {
+    "ci": {"max_examples": 100, "stateful_step_count": 10},
+    "long": {"max_examples": 2000, "stateful_step_count": 50},
+}
+
+
+def register_profiles(*, load: str | None = "ci") -> None:
+    """Register the hypothesis profiles ``ci`` (bounded: 100 examples, 10 steps per state
+    machine run) and ``long`` (nightly: 2000 examples, 50 steps), both without deadlines
+    (a client's first request takes as long as it takes), and load ``load``.
+
+    Call it from a ``conftest.py``; ``pytest --hypothesis-profile=long`` then switches::
+
+        from mockkafka.stateful import register_profiles
+
+        register_profiles()
+    """
+    from hypothesis import HealthCheck, settings
+
+    for name, values in PROFILES.items():
+        settings.register_profile(
+            name,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+            **values,
+        )
+    if load is not None:
+        settings.load_profile(load)
 
 
 def fault_steps(**restrictions: Any) -> st.SearchStrategy[Step]:

@@ -3,7 +3,8 @@
 
 Data: :func:`records`, :func:`headers`, :func:`record_batches` (every message format and
 codec), :func:`client_configs` (confluent-kafka, kafka-python, aiokafka),
-:func:`error_codes` (what a broker may really answer, per API and version).
+:func:`error_codes` (what a broker may really answer, per API and version),
+:func:`requests` (well-formed request bodies of any API and version, from the schemas).
 
 Faults: :func:`fault_plans` draws :class:`FaultPlan` -- faults and cluster verbs in the
 scenario vocabulary; a plan prints as Python (its repr) and as a scenario file
@@ -23,11 +24,13 @@ from mockkafka.strategies._plans import (
     FaultPlan,
     fault_plans,
 )
+from mockkafka.strategies._requests import DrawnRequest, requests
 
 __all__ = [
     "DEFAULT_VERBS",
     "FAULT_KINDS",
     "VERBS",
+    "DrawnRequest",
     "FaultPlan",
     "RecordBatch",
     "client_configs",
@@ -36,4 +39,5 @@ __all__ = [
     "headers",
     "record_batches",
     "records",
+    "requests",
 ]
