@@ -55,6 +55,10 @@ EVENT_VERBS = {
     "producer_fenced": "fence_producer",
 }
 
+#: Verbs the report cannot see: they emit no cluster event (``restart_broker`` shows as
+#: ``stop_broker`` and ``start_broker``).
+UNTRACKED_VERBS = ("restart_broker", "coordinator_loading", "delay_transaction_markers")
+
 _KINDS: dict[type[Action], str] = {
     Error: "error",
     Delay: "delay",

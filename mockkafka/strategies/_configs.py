@@ -109,6 +109,8 @@ def _client_configs(
         conf["acks"] = -1 if conf["acks"] == "all" else conf["acks"]
     if client == "aiokafka" and role == "producer":
         conf["acks"] = -1 if conf["acks"] == "all" else conf["acks"]
+    if col != 0 and conf.get("compression_type") == "none":
+        conf["compression_type"] = None  # the Python clients spell "no codec" None
     if bootstrap_servers is not None:
         conf["bootstrap.servers" if col == 0 else "bootstrap_servers"] = bootstrap_servers
     if group is not None:
