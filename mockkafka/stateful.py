@@ -44,11 +44,8 @@ __all__ = [
     "register_profiles",
 ]
 
-#: Examples per property test in each profile of :func:`register_profiles`.
-PROFILES = {
-    "ci": {"max_examples": 100, "stateful_step_count": 10},
-    "long": {"max_examples": 2000, "stateful_step_count": 50},
-}
+#: (examples per property test, steps per state machine run) of each profile.
+PROFILES: dict[str, tuple[int, int]] = {"ci": (100, 10), "long": (2000, 50)}
 
 
 def register_profiles(*, load: str | None = "ci") -> None:
@@ -64,12 +61,13 @@ def register_profiles(*, load: str | None = "ci") -> None:
     """
     from hypothesis import HealthCheck, settings
 
-    for name, values in PROFILES.items():
+    for name, (examples, steps) in PROFILES.items():
         settings.register_profile(
             name,
+            max_examples=examples,
+            stateful_step_count=steps,
             deadline=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-            **values,
         )
     if load is not None:
         settings.load_profile(load)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import pytest
 from confluent_kafka import Producer
@@ -23,7 +24,7 @@ class IdempotentProducerMachine(ClusterStateMachine):
     """Acknowledged messages are in the log exactly once, whatever the plan does."""
 
     brokers = 2
-    topics = {"orders": 2}
+    topics: ClassVar[Mapping[str, int]] = {"orders": 2}
     fault_apis = ("Produce", "Metadata")
     # what an idempotent producer retries (fatal codes fail the producer, as they should)
     fault_errors = (
@@ -89,7 +90,7 @@ class TruncatingMachine(ClusterStateMachine):
 
 
 def test_cluster_watch_catches_a_high_watermark_going_back() -> None:
-    with pytest.raises(AssertionError, match="high_watermark of .* went back"):
+    with pytest.raises(AssertionError, match=r"high_watermark of .* went back"):
         run_state_machine_as_test(
             TruncatingMachine,
             settings=settings(max_examples=100, stateful_step_count=10, database=None),
