@@ -128,6 +128,10 @@ class FaultPlan:
     def __len__(self) -> int:
         return len(self.steps)
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """Hypothesis prints a falsifying plan with this: the compact, valid-Python repr."""
+        printer.text(repr(self))
+
     @property
     def verbs(self) -> tuple[str, ...]:
         """The verb of each step, in order: a cluster verb name or a fault action
@@ -190,6 +194,24 @@ class FaultPlan:
             elif start is not None:
                 raise ConfigError(f"FaultPlan.apply does not wait for {start!r}")
             apply_step(cluster, step)
+
+
+def _print_with_repr(obj: Any, printer: Any, cycle: bool) -> None:
+    printer.text(repr(obj))
+
+
+def _register_printers() -> None:
+    """Make hypothesis print scenario steps (rule arguments of a state machine) with their
+    compact repr instead of every dataclass field."""
+    try:
+        from hypothesis.vendor.pretty import for_type_by_name
+    except ImportError:  # pragma: no cover - an older or newer hypothesis: fields it is
+        return
+    for name in ("Step", "Verb", "Fault", "At", "AfterRequests"):
+        for_type_by_name("mockkafka.scenario.model", name, _print_with_repr)
+
+
+_register_printers()
 
 
 def step_verb(step: Step) -> str:
