@@ -74,3 +74,18 @@ def check_names(value: Any, arg: str) -> tuple[str, ...]:
     if not vals or not all(isinstance(v, str) and v for v in vals):
         raise InvalidArgument(f"{arg} must be a non-empty list of non-empty strings, got {value!r}")
     return vals
+
+
+def check_apis(value: Any, default: tuple[str, ...]) -> tuple[str, ...]:
+    """``apis=``: None (``default``), an API name or a list of them -> checked names."""
+    from mockkafka.protocol.apis import API_BY_NAME
+
+    if value is None:
+        return default
+    names = (value,) if isinstance(value, str) else tuple(value)
+    if not names:
+        raise InvalidArgument("apis must name at least one API")
+    for a in names:
+        if a not in API_BY_NAME:
+            raise InvalidArgument(f"apis: {a!r} is not a Kafka API{did_you_mean(a, API_BY_NAME)}")
+    return names

@@ -30,9 +30,8 @@ from mockkafka.errors import ConfigError
 from mockkafka.faults.coverage import action_kind
 from mockkafka.faults.engine import Rule
 from mockkafka.faults.error_facts import CLIENT_APIS, ERRORS_BY_API, possible_errors
-from mockkafka.faults.model import check_api_names
-from mockkafka.protocol.apis import API_BY_NAME
 from mockkafka.scenario.model import (
+    FAULT_ACTION_KEYS,
     AfterRequests,
     At,
     ClusterSpec,
@@ -44,25 +43,18 @@ from mockkafka.scenario.model import (
     step_from_dict,
 )
 from mockkafka.strategies._common import (
+    check_apis,
     check_bool,
     check_choices,
     check_int,
     check_names,
-    did_you_mean,
     named,
 )
 
 #: Fault actions a plan can hold (the action keys of a ``fault:`` step).
-FAULT_KINDS = (
-    "error",
-    "delay",
-    "throttle",
-    "drop_connection",
-    "never_respond",
-    "partial_trailing_batch",
-    "corrupt_batch",
-)
-#: Cluster verbs a plan can hold, with what each needs (``docs/vocabulary.md``).
+FAULT_KINDS = FAULT_ACTION_KEYS
+#: Cluster verbs a plan can hold (``docs/vocabulary.md``); each is drawn only where the
+#: plan's resources let it mean something.
 CLUSTER_VERBS = (
     "move_leader",
     "restart_broker",
@@ -77,23 +69,19 @@ CLUSTER_VERBS = (
     "delete_records",
 )
 VERBS = FAULT_KINDS + CLUSTER_VERBS
-#: Drawn unless ``verbs=`` says otherwise: what a correct client must survive without
-#: losing acknowledged data (no truncation, no retention, no hangs, no corruption, no
-#: fencing -- ask for those by name).
-DEFAULT_VERBS = (
-    "error",
-    "delay",
-    "throttle",
-    "drop_connection",
-    "partial_trailing_batch",
-    "move_leader",
-    "restart_broker",
-    "set_isr",
-    "trigger_rebalance",
-    "move_coordinator",
-    "coordinator_loading",
-    "abort_transaction",
+#: Left out unless ``verbs=`` names them: what even a correct client cannot survive without
+#: losing acknowledged data or hanging (hangs, corruption, fencing, truncation, retention,
+#: markers held back).
+RISKY_VERBS = (
+    "never_respond",
+    "corrupt_batch",
+    "fence_producer",
+    "delay_transaction_markers",
+    "truncate_log",
+    "delete_records",
 )
+#: Drawn unless ``verbs=`` says otherwise.
+DEFAULT_VERBS = tuple(v for v in VERBS if v not in RISKY_VERBS)
 _DATA_FAULTS = ("partial_trailing_batch", "corrupt_batch")  # Fetch responses only
 _GROUP_APIS = ("OffsetCommit", "OffsetFetch", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup")
 _TOPIC_APIS = ("Produce", "Fetch", "ListOffsets", "Metadata", "OffsetForLeaderEpoch")
@@ -291,16 +279,7 @@ def fault_plans(
     grps = tuple(groups) and check_names(groups, "groups")
     tids = tuple(transactional_ids) and check_names(transactional_ids, "transactional_ids")
     check_int(brokers, "brokers", minimum=1)
-    if apis is None:
-        api_names: tuple[str, ...] = CLIENT_APIS
-    else:
-        api_list = (apis,) if isinstance(apis, str) else tuple(apis)
-        for a in api_list:
-            if a not in API_BY_NAME:
-                raise InvalidArgument(
-                    f"apis: {a!r} is not a Kafka API{did_you_mean(a, API_BY_NAME)}"
-                )
-        api_names = check_api_names(api_list, "apis")
+    api_names = check_apis(apis, CLIENT_APIS)
     errs: tuple[str, ...] | None = None
     if errors is not None:
         known = sorted({n for a in ERRORS_BY_API for n in possible_errors(a, None)})
@@ -334,7 +313,7 @@ def fault_plans(
 
 def _space_of(kwargs: dict[str, Any]) -> _Space:
     apis = kwargs["apis"]
-    api_names = CLIENT_APIS if apis is None else ((apis,) if isinstance(apis, str) else tuple(apis))
+    api_names = check_apis(apis, CLIENT_APIS)
     errors = kwargs["errors"]
     errs = None if errors is None else ((errors,) if isinstance(errors, str) else tuple(errors))
     verbs = kwargs["verbs"]

@@ -11,7 +11,7 @@ from hypothesis.errors import InvalidArgument
 
 from mockkafka.protocol.apis import API_BY_NAME
 from mockkafka.protocol.codec import Field, field_in_version, message_fields
-from mockkafka.strategies._common import check_names, did_you_mean, named
+from mockkafka.strategies._common import check_apis, check_names, named
 from mockkafka.strategies._data import record_batches
 
 _INT_BOUNDS = {
@@ -41,17 +41,7 @@ def requests(
     strings (so some requests hit real topics and groups), arrays of up to ``max_array``
     items, record batches in every format. Encode one with
     :class:`mockkafka.protocol.framing.ClientConnection` and send it to a broker."""
-    if apis is None:
-        api_names = tuple(sorted(API_BY_NAME))
-    else:
-        api_names = (apis,) if isinstance(apis, str) else tuple(apis)
-        for a in api_names:
-            if a not in API_BY_NAME:
-                raise InvalidArgument(
-                    f"apis: {a!r} is not a Kafka API{did_you_mean(a, API_BY_NAME)}"
-                )
-        if not api_names:
-            raise InvalidArgument("apis must name at least one API")
+    api_names = check_apis(apis, tuple(sorted(API_BY_NAME)))
     check_names(names, "names")
     if isinstance(max_array, bool) or not isinstance(max_array, int) or not 0 <= max_array <= 10:
         raise InvalidArgument(f"max_array must be an integer in [0, 10], got {max_array!r}")
