@@ -47,7 +47,7 @@ def _is_zstd(batch: bytes) -> bool:
 
 
 def sessions(ctx: RequestContext) -> FetchSessionCache:
-    caches: dict[int, FetchSessionCache] = ctx.cluster.extensions.setdefault("fetch_sessions", {})
+    caches = ctx.cluster.fetch_sessions
     cache = caches.get(ctx.broker_id)
     if cache is None:
         cache = caches[ctx.broker_id] = FetchSessionCache()
