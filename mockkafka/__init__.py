@@ -28,6 +28,7 @@ from mockkafka.errors import (
 )
 from mockkafka.faults import Faults, Rule
 from mockkafka.protocol.records import Record
+from mockkafka.scenario.model import Scenario, ScenarioError
 from mockkafka.server.traffic import Exchange, TrafficLog
 from mockkafka.views import (
     BrokerView,
@@ -57,6 +58,8 @@ __all__ = [
     "ProtocolError",
     "Record",
     "Rule",
+    "Scenario",
+    "ScenarioError",
     "TopicView",
     "TrafficLog",
     "TransactionView",

@@ -40,6 +40,7 @@ import pytest
 from mockkafka import Cluster
 from mockkafka.cluster.state import ClusterConfig
 from mockkafka.errors import ConfigError, KafkaApiError
+from pytest_plugin import _scenario
 from pytest_plugin._options import (
     ClusterOptions,
     OptionsError,
@@ -104,7 +105,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        "kafka_scenario(name): reserved for mockkafka YAML scenarios (not yet supported)",
+        _scenario.MARKER_HELP,
     )
     try:
         config.stash[INI_KEY] = ini_layer(config.getini)
@@ -140,13 +141,17 @@ def resolve_options(
     request: pytest.FixtureRequest,
     fixture_options: Mapping[str, Any],
     call_options: Mapping[str, Any] | None = None,
+    scenario_options: Mapping[str, Any] | None = None,
 ) -> ClusterOptions:
-    """Merge ini options, ``kafka_cluster_options``, markers and call options (in that order)."""
+    """Merge ini options, ``kafka_cluster_options``, the scenario's cluster, markers and call
+    options (in that order)."""
     __tracebackhide__ = True
     layers: list[tuple[str, Mapping[str, Any]]] = [
         ("ini options", request.config.stash.get(INI_KEY, {})),
         ("fixture kafka_cluster_options", fixture_options),
     ]
+    if scenario_options is not None:
+        layers.append(("@pytest.mark.kafka_scenario", scenario_options))
     for mark in reversed(list(request.node.iter_markers("kafka_cluster"))):
         if mark.args:
             usage_error(
@@ -241,11 +246,16 @@ def kafka_cluster(
     Configure it with ``@pytest.mark.kafka_cluster(brokers=3, topics={"t": 6}, ...)``, ini
     options (``kafka_brokers = 3``) or by overriding ``kafka_cluster_options``.
     """
-    opts = resolve_options(request, kafka_cluster_options)
+    scenario = _scenario.scenario_of(request.node)
+    opts = resolve_options(
+        request, kafka_cluster_options, scenario_options=_scenario.cluster_options(scenario)
+    )
     cluster = _start(request, opts, "kafka_cluster")
     try:
+        _scenario.start(request.node, scenario, cluster)
         yield cluster
     finally:
+        _scenario.abandon(request.node)
         _stop(request, [cluster])
 
 
@@ -306,12 +316,7 @@ if importlib.util.find_spec("pytest_trio") is not None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    if item.get_closest_marker("kafka_scenario") is not None:
-        usage_error(
-            "@pytest.mark.kafka_scenario is reserved for YAML scenarios and not yet "
-            "supported; configure the cluster with @pytest.mark.kafka_cluster(...) and "
-            "script faults with kafka_cluster.faults"
-        )
+    _scenario.check_fixture(item)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -319,6 +324,7 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     """A test that passed fails anyway if a broker raised while it ran."""
     __tracebackhide__ = True
     result = yield
+    _scenario.finish(item)  # a scenario's expect: fails the test like an assertion
     tests = item.stash.get(TESTS_KEY, None)
     if tests is not None:
         errors = tests.take_broker_errors()

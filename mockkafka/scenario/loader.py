@@ -142,10 +142,27 @@ def _schema_error(err: Any, marks: Marks, file: str) -> ScenarioError:
             f"{err.instance!r} is not allowed{did_you_mean(err.instance, choices)}; "
             f"allowed: {', '.join(choices)}"
         )
+    elif v in ("anyOf", "oneOf") and isinstance(err.instance, dict) and err.context:
+        # a mapping that fits no alternative: report the mistake inside the alternative
+        # sharing the most keys with it
+        alts = err.validator_value
+
+        def overlap(i: int) -> tuple[int, bool]:
+            props = alts[i].get("properties", {})
+            return sum(1 for k in err.instance if k in props), alts[i].get("type") == "object"
+
+        best = max(range(len(alts)), key=overlap)
+        inside = [e for e in err.context if e.relative_schema_path[0] == best]
+        if inside:
+            inside.sort(key=lambda e: -len(e.absolute_path))
+            return _schema_error(inside[0], marks, file)
     elif v in ("anyOf", "oneOf"):
-        msg = f"{err.instance!r} is not valid; expected " + " or ".join(
-            _describe(s) for s in err.validator_value
+        expected = (
+            err.schema["description"]
+            if "description" in err.schema
+            else " or ".join(_describe(s) for s in err.validator_value)
         )
+        msg = f"{err.instance!r} is not valid; expected {expected}"
     elif v == "type":
         msg = f"expected {_describe(err.schema)}, got {err.instance!r}"
     else:
@@ -174,7 +191,12 @@ def load_text(text: str, *, file: str = "<scenario>") -> Scenario:
             )
         raise first
     try:
-        return from_dict(doc, source=file)
+        scenario = from_dict(doc, source=file)
+        from mockkafka.scenario.seed import check_templates
+
+        for spec in scenario.seed:
+            check_templates(spec, scenario.random_seed)
+        return scenario
     except ScenarioError as exc:
         line, col = _locate(marks, exc.path, at_value=True)
         raise exc.located(file, line, col) from None

@@ -840,6 +840,45 @@ class Scenario:
     def faults(self) -> tuple[Fault, ...]:
         return tuple(s.action for s in self.steps if isinstance(s.action, Fault))
 
+    # -- loading and running (the runner imports trio and faker only when used) ------------
+
+    @staticmethod
+    def load(path_or_name: Any) -> Scenario:
+        """A scenario file (``path/to/story.yaml``) or a library name (``"leader-failover"``;
+        ``mockkafka scenarios`` lists them). Raises ScenarioError naming file:line:column."""
+        from mockkafka.scenario.loader import load
+
+        return load(path_or_name)
+
+    @staticmethod
+    def from_yaml(text: str, *, file: str = "<scenario>") -> Scenario:
+        """A scenario from YAML text (checked as :meth:`load` checks a file)."""
+        from mockkafka.scenario.loader import load_text
+
+        return load_text(text, file=file)
+
+    def start(self, cluster: Any) -> Any:
+        """Set up topics and seed data, then play the steps in the background on a running
+        :class:`~mockkafka.Cluster`; returns a handle with ``wait()``, ``stop()`` and
+        ``check()`` (AssertionError listing every failed expectation)."""
+        from mockkafka.scenario.runner import start
+
+        return start(self, cluster)
+
+    def run(self, cluster: Any, *, timeout: float | None = None) -> None:
+        """Set up, play every step (each waits at most its ``timeout``), check ``expect:``;
+        raises AssertionError listing every failed expectation."""
+        from mockkafka.scenario.runner import run
+
+        run(self, cluster, timeout=timeout)
+
+    async def run_async(self, cluster: Any) -> None:
+        """:meth:`run` for async code: an AsyncCluster (trio) is played on its own loop; a
+        threaded Cluster from trio or asyncio is played without blocking the event loop."""
+        from mockkafka.scenario.runner import run_async
+
+        await run_async(self, cluster)
+
 
 # -- document -> model ----------------------------------------------------------------------
 
