@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import hypothesis.strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from mockkafka._cluster import Cluster
+from mockkafka import Cluster
 from mockkafka.scenario.model import Step
 from mockkafka.strategies._plans import FaultPlan, apply_step, fault_plans
 

@@ -43,6 +43,7 @@ def check_every_order_invoiced(plan: FaultPlan, *, commit_before_processing: boo
         invoiced = {r.value for r in cluster.topic(INVOICES).records()}
         missing = [o for o in orders if b"invoice:" + o not in invoiced]
         assert not missing, f"orders never invoiced: {missing}"
+        cluster.faults.clear()  # a drawn fault may never meet its request: not a failure here
 
 
 @settings(max_examples=20, deadline=None)

@@ -18,24 +18,18 @@ failure ends as the shortest plan that still breaks the property.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import hypothesis.strategies as st
 from hypothesis.errors import InvalidArgument
 
-from mockkafka.errors import ConfigError
 from mockkafka.faults.coverage import action_kind
-from mockkafka.faults.engine import Rule
 from mockkafka.faults.error_facts import CLIENT_APIS, ERRORS_BY_API, possible_errors
 from mockkafka.scenario.model import (
     FAULT_ACTION_KEYS,
-    AfterRequests,
-    At,
     ClusterSpec,
-    Fault,
     Scenario,
     Step,
     TopicSpec,
@@ -159,29 +153,34 @@ class FaultPlan:
 
         return cls.from_scenario(load_text(text, file=file))
 
-    def apply(self, cluster: Any, *, timeout: float = 30.0) -> None:
-        """Apply every step to ``cluster`` (a running :class:`mockkafka.Cluster`), in order.
-
-        A fault is installed as a rule (it then waits for its request); a verb runs. A step
-        with ``At(ms)`` waits until ``ms`` after the call began, one with
-        ``AfterRequests`` until the cluster answered that many such requests (at most
-        ``timeout`` seconds). This blocks the calling thread, never the cluster's loop: run
-        it in a thread to apply a timed plan while the client works.
+    def apply(self, cluster: Any, *, timeout: float | None = 30.0) -> None:
+        """Play the steps on ``cluster`` (a running :class:`mockkafka.Cluster`) through the
+        scenario runner and return once every step ran: faults are installed as rules (they
+        then wait for their request), verbs run, ``At``/``AfterRequests`` steps wait for
+        their condition. Raises AssertionError naming a step that could not run. Missing
+        topics of the plan are created; existing ones are kept.
         """
-        begin = time.monotonic()
-        for step in self.steps:
-            start = step.start
-            if isinstance(start, At):
-                delay = begin + start.ms / 1000 - time.monotonic()
-                if delay > 0:
-                    time.sleep(delay)
-            elif isinstance(start, AfterRequests):
-                cluster.traffic.wait_for(
-                    start.api, count=start.count, timeout=timeout, **dict(start.filters)
-                )
-            elif start is not None:
-                raise ConfigError(f"FaultPlan.apply does not wait for {start!r}")
-            apply_step(cluster, step)
+        self.to_scenario().run(cluster, timeout=timeout)
+
+    def start(self, cluster: Any) -> Any:
+        """Play the steps alongside the test (a timed plan while the client works); returns
+        the scenario's thread: ``.wait(timeout)``, ``.stop()``, ``.check()``. Steps without a
+        start condition at the head of the plan are in place when this returns."""
+        return self.to_scenario().start(cluster)
+
+
+def step_verb(step: Step) -> str:
+    """The verb of one step: a cluster verb name, or the action of a fault step."""
+    action = step.action
+    if isinstance(action, Verb):
+        return action.name
+    return action_kind(action.actions[0])
+
+
+def apply_step(cluster: Any, step: Step) -> None:
+    """Apply one plan step to a running cluster now, ignoring its start condition (a fault
+    becomes a rule; a verb runs), through the scenario runner."""
+    FaultPlan(steps=(replace(step, start=None),)).apply(cluster)
 
 
 def _print_with_repr(obj: Any, printer: Any, cycle: bool) -> None:
@@ -200,23 +199,6 @@ def _register_printers() -> None:
 
 
 _register_printers()
-
-
-def step_verb(step: Step) -> str:
-    """The verb of one step: a cluster verb name, or the action of a fault step."""
-    action = step.action
-    if isinstance(action, Verb):
-        return action.name
-    return action_kind(action.actions[0])
-
-
-def apply_step(cluster: Any, step: Step) -> Any:
-    """Apply one plan step to a running cluster now (a fault becomes a rule; a verb runs),
-    ignoring its start condition."""
-    action = step.action
-    if isinstance(action, Fault):
-        return cluster.faults.add(Rule(action.match, action.trigger, action.actions, action.name))
-    return getattr(cluster, action.name)(**action.kwargs)
 
 
 # -- the strategy -----------------------------------------------------------------------------

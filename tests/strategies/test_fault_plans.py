@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
 from hypothesis import find, given, settings
 
 import mockkafka
@@ -102,11 +101,30 @@ def test_a_plan_applies_verbs_and_faults_to_a_running_cluster() -> None:
         assert cluster.topic("orders").partition(1).leader == 2
         (rule,) = cluster.faults.rules()
         assert rule.match.api == ("Metadata",) and rule.actions == (Error("UNKNOWN_SERVER_ERROR"),)
+        cluster.faults.clear()
 
 
-def test_apply_refuses_a_start_condition_it_cannot_wait_for() -> None:
+def test_a_started_plan_waits_for_the_requests_it_names() -> None:
+    from confluent_kafka import Producer
+
     plan = FaultPlan(
-        steps=(Step(Verb("trigger_rebalance", group="g"), start=scenario_model.WhenGroup("g")),)
+        steps=(
+            Step(
+                Verb("move_leader", topic="orders", partition=0, to=2),
+                start=AfterRequests(api="Produce", count=1),
+            ),
+        ),
+        brokers=2,
+        topics=(("orders", 1),),
     )
-    with mockkafka.Cluster() as cluster, pytest.raises(mockkafka.ConfigError, match="WhenGroup"):
-        plan.apply(cluster)
+    with mockkafka.Cluster(brokers=2) as cluster:
+        cluster.create_topic("orders", partitions=1, replication_factor=2)
+        cluster.move_leader("orders", 0, to=1)
+        running = plan.start(cluster)
+        assert cluster.topic("orders").partition(0).leader == 1  # not yet: no Produce
+        producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "log_level": 0})
+        producer.produce("orders", b"x")
+        assert producer.flush(10) == 0
+        assert running.wait(10)
+        running.check()
+        assert cluster.topic("orders").partition(0).leader == 2
