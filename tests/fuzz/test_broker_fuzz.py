@@ -9,9 +9,10 @@ Bounded in CI; ``--hypothesis-profile=long`` runs many more examples.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import socket
 import struct
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -28,16 +29,19 @@ NAMES = ("orders", "billing", "tx-1")
 # Examples come from the profile: ``ci`` (the default) or ``long``.
 SETTINGS = settings(
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    suppress_health_check=[HealthCheck.too_slow],
 )
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[mockkafka.Cluster]:
-    with mockkafka.Cluster(brokers=1) as c:
-        c.create_topic("orders", partitions=2)
-        c.produce("orders", b"seed")
-        yield c
+@functools.cache
+def shared_cluster() -> mockkafka.Cluster:
+    """One cluster for every example of this module, stopped at exit. Not a pytest fixture,
+    so the property tests also run under HypoFuzz (which calls them without fixtures)."""
+    c = mockkafka.Cluster(brokers=1).start()
+    atexit.register(c.stop)
+    c.create_topic("orders", partitions=2)
+    c.produce("orders", b"seed")
+    return c
 
 
 def _short_waits(value: Any) -> Any:
@@ -95,9 +99,8 @@ def _encode(req: DrawnRequest) -> tuple[bytes, ClientConnection]:
 
 @SETTINGS
 @given(req=requests(names=NAMES))
-def test_valid_requests_never_crash_the_broker(
-    cluster: mockkafka.Cluster, req: DrawnRequest
-) -> None:
+def test_valid_requests_never_crash_the_broker(req: DrawnRequest) -> None:
+    cluster = shared_cluster()
     data, conn = _encode(req)
     _exchange(cluster, data, conn)
     _assert_still_serving(cluster)
@@ -105,9 +108,8 @@ def test_valid_requests_never_crash_the_broker(
 
 @SETTINGS
 @given(req=requests(names=NAMES), data=st.data())
-def test_mangled_requests_never_crash_the_broker(
-    cluster: mockkafka.Cluster, req: DrawnRequest, data: st.DataObject
-) -> None:
+def test_mangled_requests_never_crash_the_broker(req: DrawnRequest, data: st.DataObject) -> None:
+    cluster = shared_cluster()
     frame, _ = _encode(req)
     body = bytearray(frame[4:])
     how = data.draw(st.sampled_from(["truncate", "flip", "append"]))
@@ -125,6 +127,7 @@ def test_mangled_requests_never_crash_the_broker(
 
 @SETTINGS
 @given(payload=st.binary(max_size=64))
-def test_garbage_frames_never_crash_the_broker(cluster: mockkafka.Cluster, payload: bytes) -> None:
+def test_garbage_frames_never_crash_the_broker(payload: bytes) -> None:
+    cluster = shared_cluster()
     _exchange(cluster, struct.pack(">i", len(payload)) + payload, None)
     _assert_still_serving(cluster)
