@@ -29,11 +29,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 import hypothesis.strategies as st
+from hypothesis import note
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from mockkafka import Cluster
 from mockkafka.scenario.model import Step
-from mockkafka.strategies._plans import FaultPlan, apply_step, fault_plans
+from mockkafka.strategies._plans import FaultPlan, apply_step, fault_plans, missing_resource
 
 __all__ = [
     "ClusterStateMachine",
@@ -282,7 +283,15 @@ class ClusterStateMachine(RuleBasedStateMachine):
         return FaultPlan(tuple(self._steps), self.brokers, tuple(self.topics.items()))
 
     def apply_step(self, step: Step) -> None:
-        """Apply one plan step (a fault or a verb) and remember it in :attr:`plan`."""
+        """Apply one plan step (a fault or a verb) and remember it in :attr:`plan`.
+
+        A verb on a group or transaction the cluster does not know yet (the client has not
+        joined or begun) is skipped: it could not mean anything, and hypothesis shrinks it
+        away."""
+        missing = missing_resource(self.cluster, step)
+        if missing is not None:
+            note(f"skipped {step!r}: no {missing} yet")
+            return
         self._steps.append(step)
         apply_step(self.cluster, step)
 

@@ -46,7 +46,7 @@ def check_every_order_invoiced(plan: FaultPlan, *, commit_before_processing: boo
         cluster.faults.clear()  # a drawn fault may never meet its request: not a failure here
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(plan=PLANS)
 def test_every_order_is_invoiced(plan: FaultPlan) -> None:
     check_every_order_invoiced(plan)

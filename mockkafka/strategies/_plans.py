@@ -356,8 +356,11 @@ def _fault_plans(draw: st.DrawFn, /, **kwargs: Any) -> FaultPlan:
     at = 0
     for _ in range(n):
         step = draw(_step(space, kinds))
+        needs = _needs_existing(step)
         start = draw(st.sampled_from(_STARTS if space.max_ms else ("now",)))
-        if start == "at":
+        if needs is not None and space.max_ms:
+            step = {"when": needs, **step}  # the group or transaction must exist first
+        elif start == "at":
             at = draw(st.integers(min_value=at, max_value=space.max_ms))
             if at:
                 step = {"at": f"{at}ms", **step}
@@ -371,6 +374,36 @@ def _fault_plans(draw: st.DrawFn, /, **kwargs: Any) -> FaultPlan:
 
 # How a step starts: at once (after the previous one), at a time, or after requests.
 _STARTS = ("now", "at", "after_requests")
+#: Verbs that refuse a group or transactional id the cluster does not know yet.
+NEEDS_GROUP = ("trigger_rebalance",)
+NEEDS_TRANSACTION = ("abort_transaction", "fence_producer")
+
+
+def _needs_existing(step: dict[str, Any]) -> dict[str, str] | None:
+    """The ``when:`` condition a verb step needs to mean something, if any."""
+    for verb in NEEDS_GROUP:
+        if verb in step:
+            return {"group": step[verb]["group"], "state": "Stable"}
+    for verb in NEEDS_TRANSACTION:
+        if verb in step:
+            return {"transactional_id": step[verb]["transactional_id"], "state": "Ongoing"}
+    return None
+
+
+def missing_resource(cluster: Any, step: Step) -> str | None:
+    """The group or transactional id a verb step names that ``cluster`` does not know yet
+    (such a step would be refused), else None."""
+    action = step.action
+    if not isinstance(action, Verb):
+        return None
+    kw = action.kwargs
+    if action.name in NEEDS_GROUP and kw["group"] not in cluster.groups():
+        return f"group {kw['group']!r}"
+    if action.name in NEEDS_TRANSACTION:
+        known = {t.transactional_id for t in cluster.transactions()}
+        if kw["transactional_id"] not in known:
+            return f"transactional id {kw['transactional_id']!r}"
+    return None
 
 
 def _ms(space: _Space) -> st.SearchStrategy[int]:

@@ -128,3 +128,15 @@ def test_a_started_plan_waits_for_the_requests_it_names() -> None:
         assert running.wait(10)
         running.check()
         assert cluster.topic("orders").partition(0).leader == 2
+
+
+@given(plan=EVERYTHING)
+def test_timed_verbs_on_groups_and_transactions_wait_for_them_to_exist(plan: FaultPlan) -> None:
+    for step in plan.steps:
+        if isinstance(step.action, Verb) and step.action.name == "trigger_rebalance":
+            assert step.start == scenario_model.WhenGroup("billing", "Stable")
+        if isinstance(step.action, Verb) and step.action.name in (
+            "abort_transaction",
+            "fence_producer",
+        ):
+            assert step.start == scenario_model.WhenTransaction("tx-1", "Ongoing")

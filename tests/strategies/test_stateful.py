@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import pytest
 from confluent_kafka import Producer
 from hypothesis import settings
+from hypothesis import strategies as st
 from hypothesis.stateful import invariant, rule, run_state_machine_as_test
 
 from mockkafka.stateful import (
@@ -129,3 +131,60 @@ def test_cluster_watch_checks_committed_offsets_are_in_range() -> None:
         cluster.commit_offsets("g", {("orders", 0): 5})
         with pytest.raises(AssertionError, match="outside"):
             watch.check()
+
+
+class ConsumerGroupMachine(ClusterStateMachine):
+    """Two real consumers in one group under drawn rebalances, coordinator moves and group
+    errors: the cluster invariants hold (no partition owned twice in a stable group,
+    generations and epochs never go back, committed offsets within the log)."""
+
+    brokers = 2
+    topics: ClassVar[Mapping[str, int]] = {"orders": 3}
+    groups = ("billing",)
+    fault_apis = ("JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "FindCoordinator")
+    fault_verbs = ("error", "delay", "trigger_rebalance", "move_coordinator", "coordinator_loading")
+    fault_max_ms = 100
+
+    def __init__(self) -> None:
+        super().__init__()
+        for i in range(6):
+            self.cluster.produce("orders", f"o{i}", partition=i % 3)
+        self.consumers = [self._consumer() for _ in range(2)]
+
+    def _consumer(self) -> Any:
+        from confluent_kafka import Consumer
+
+        c = Consumer(
+            {
+                "bootstrap.servers": self.cluster.bootstrap_servers,
+                "group.id": "billing",
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                "session.timeout.ms": 6000,
+                "heartbeat.interval.ms": 100,
+                "retry.backoff.ms": 10,
+                "fetch.wait.max.ms": 10,
+                "log_level": 0,
+            }
+        )
+        c.subscribe(["orders"])
+        return c
+
+    @rule(which=st.sampled_from([0, 1]))
+    def poll_and_commit(self, which: int) -> None:
+        from confluent_kafka import KafkaException
+
+        consumer = self.consumers[which]
+        batch = consumer.consume(10, timeout=0.1)
+        if any(m.error() is None for m in batch):
+            with contextlib.suppress(KafkaException):
+                consumer.commit(asynchronous=False)
+
+    def teardown(self) -> None:
+        for c in self.consumers:
+            c.close()
+        super().teardown()
+
+
+TestConsumerGroup = ConsumerGroupMachine.TestCase
+TestConsumerGroup.settings = settings(max_examples=10, stateful_step_count=8, deadline=None)
