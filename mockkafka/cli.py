@@ -6,8 +6,12 @@
     # prints: bootstrap.servers=127.0.0.1:41234,127.0.0.1:41235,127.0.0.1:41236
 
 ``serve`` prints the ``bootstrap.servers=...`` line on stdout once every broker listens (so a
-test harness can read one line and go), then serves until SIGINT or SIGTERM and exits 0.
-``apis`` lists the API keys and versions the broker advertises.
+test harness can read one line and go) and on the next line ``control=http://127.0.0.1:PORT``,
+the HTTP control endpoint (``mockkafka/server/control.py``; OpenAPI at ``/openapi.json``).
+It serves until SIGINT, SIGTERM or ``POST /stop`` and exits 0. ``--scenario NAME|FILE``
+plays a scenario (``docs/scenarios.md``). ``apis`` lists the API keys and versions the broker
+advertises; ``scenarios`` lists the library; ``scenario check FILE`` validates a file (exit 0,
+or 1 with the file:line:column message).
 """
 
 from __future__ import annotations
@@ -17,12 +21,14 @@ import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from functools import partial
+from typing import Any, TextIO
 
 import trio
 
 from mockkafka._api.cluster import open_cluster
 from mockkafka.errors import ConfigError, KafkaApiError
+from mockkafka.scenario.model import Scenario, ScenarioError
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +72,24 @@ def build_parser() -> argparse.ArgumentParser:
         description="A fake Apache Kafka cluster speaking the real wire protocol, for tests.",
     )
     sub = ap.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("serve", help="run a cluster until SIGINT/SIGTERM")
-    s.add_argument("--brokers", type=int, default=1, help="number of brokers (default 1)")
+    s = sub.add_parser("serve", help="run a cluster until SIGINT/SIGTERM (or POST /stop)")
+    s.add_argument(
+        "--brokers",
+        type=int,
+        default=None,
+        help="number of brokers (default: the scenario's, else 1)",
+    )
+    s.add_argument(
+        "--scenario",
+        metavar="NAME|FILE",
+        help="play a scenario (a library name, see `mockkafka scenarios`, or a .yaml file)",
+    )
+    s.add_argument(
+        "--control-port",
+        type=_port,
+        default=0,
+        help="port of the HTTP control endpoint on 127.0.0.1 (default: a free port)",
+    )
     s.add_argument(
         "--port",
         type=_port,
@@ -97,26 +119,50 @@ def build_parser() -> argparse.ArgumentParser:
         "--traffic-jsonl", metavar="FILE", help="write every request/response to FILE at exit"
     )
     sub.add_parser("apis", help="list the API keys and versions the broker serves")
+    sub.add_parser("scenarios", help="list the library scenarios with one-line descriptions")
+    sc = sub.add_parser("scenario", help="work with a scenario file")
+    scs = sc.add_subparsers(dest="scenario_command", required=True)
+    check = scs.add_parser("check", help="validate a scenario file (exit 0) or explain (exit 1)")
+    check.add_argument("file", metavar="NAME|FILE")
     return ap
 
 
-async def serve(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
+async def serve(
+    args: argparse.Namespace, *, out: TextIO | None = None, scenario: Scenario | None = None
+) -> int:
+    from mockkafka.server.control import ControlServer
+
     stream = out if out is not None else sys.stdout
+    options: dict[str, Any] = {
+        "auto_create_topics": args.auto_create_topics,
+        "group_initial_rebalance_delay_ms": args.group_initial_rebalance_delay_ms,
+    }
+    if scenario is not None:
+        options.update(dict(scenario.cluster.options))
     async with open_cluster(
-        args.brokers,
-        port=args.port,
-        auto_create_topics=args.auto_create_topics,
-        group_initial_rebalance_delay_ms=args.group_initial_rebalance_delay_ms,
-        record_traffic=bool(args.traffic_jsonl),
+        args.brokers, port=args.port, record_traffic=True, **options
     ) as cluster:
         for t in args.topic:
             cluster.create_topic(
                 t.name, partitions=t.partitions, replication_factor=t.replication_factor
             )
-        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            print(f"bootstrap.servers={cluster.bootstrap_servers}", file=stream, flush=True)
-            async for _sig in signals:
-                break
+        async with trio.open_nursery() as nursery:
+            control = ControlServer(cluster, nursery)
+            control_port = await nursery.start(control.serve, args.control_port)
+            if scenario is not None:
+                await control.start_scenario(scenario)
+            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                print(f"bootstrap.servers={cluster.bootstrap_servers}", file=stream, flush=True)
+                print(f"control=http://127.0.0.1:{control_port}", file=stream, flush=True)
+
+                async def on_signal() -> None:
+                    async for _sig in signals:
+                        control.stopped.set()
+                        return
+
+                nursery.start_soon(on_signal)
+                await control.stopped.wait()
+                nursery.cancel_scope.cancel()
         if args.traffic_jsonl:
             with open(args.traffic_jsonl, "w") as fp:
                 cluster.traffic.to_jsonl(fp)
@@ -133,10 +179,56 @@ def list_apis() -> int:
     return 0
 
 
+def list_scenarios() -> int:
+    from mockkafka.scenario.loader import library
+
+    lib = library()
+    width = max((len(n) for n in lib), default=0)
+    for name, path in sorted(lib.items()):
+        try:
+            description = Scenario.load(path).description
+        except ScenarioError as exc:
+            description = f"(invalid: {exc})"
+        print(f"{name:<{width}}  {description}")
+    return 0
+
+
+def check_scenario(target: str) -> int:
+    try:
+        sc = Scenario.load(target)
+    except ScenarioError as exc:
+        print(f"mockkafka scenario check: {exc}", file=sys.stderr)
+        return 1
+    print(f"{sc.source}: ok ({sc.name}: {len(sc.steps)} steps, {len(sc.expect)} checks)")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "apis":
         return list_apis()
+    if args.command == "scenarios":
+        return list_scenarios()
+    if args.command == "scenario":
+        return check_scenario(args.file)
+    scenario = None
+    if args.scenario is not None:
+        try:
+            scenario = Scenario.load(args.scenario)
+        except ScenarioError as exc:
+            print(f"mockkafka serve: {exc}", file=sys.stderr)
+            return 2
+        if args.brokers is None:
+            args.brokers = scenario.cluster.brokers
+        elif args.brokers < scenario.cluster.brokers:
+            print(
+                f"mockkafka serve: scenario {scenario.name!r} needs "
+                f"{scenario.cluster.brokers} brokers; --brokers is {args.brokers}",
+                file=sys.stderr,
+            )
+            return 2
+    if args.brokers is None:
+        args.brokers = 1
     if args.brokers < 1:
         print("mockkafka serve: --brokers must be at least 1", file=sys.stderr)
         return 2
@@ -149,7 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 2
     try:
-        return trio.run(serve, args)
+        return trio.run(partial(serve, args, scenario=scenario))
     except (ConfigError, KafkaApiError) as exc:
         print(f"mockkafka serve: {exc}", file=sys.stderr)
         return 2

@@ -203,18 +203,11 @@ def load_text(text: str, *, file: str = "<scenario>") -> Scenario:
 
 
 def library_dirs() -> list[FsPath]:
-    """Where library scenarios live: the installed package data, or ``scenarios/`` of a
-    source checkout."""
-    out = []
-    try:
-        pkg = resources.files("mockkafka.scenarios")
-        out.append(FsPath(str(pkg)))
-    except ModuleNotFoundError:
-        pass
-    here = FsPath(__file__).resolve().parent.parent.parent / "scenarios"
-    if here.is_dir():
-        out.append(here)
-    return out
+    """Where library scenarios live: ``mockkafka/scenarios/`` of an installed package (the
+    wheel maps the repository's ``scenarios/`` there), or ``scenarios/`` of a source
+    checkout."""
+    package = FsPath(__file__).resolve().parent.parent
+    return [d for d in (package / "scenarios", package.parent / "scenarios") if d.is_dir()]
 
 
 def library() -> dict[str, FsPath]:

@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from mockkafka._api.verbs import GROUP_STATES as _GROUP_STATES
+from mockkafka.cluster.transactions import STATE_NAMES
 from mockkafka.errors import ConfigError
 from mockkafka.faults.model import (
     EVENTS,
@@ -160,6 +162,15 @@ def _nondefault_repr(obj: Any) -> str:
         if v != f.default:
             parts.append(f"{f.name}={v!r}")
     return f"{type(obj).__name__}({', '.join(parts)})"
+
+
+class _Data:
+    """Base of the model's dataclasses: ``repr`` shows the non-default fields, as Python."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return _nondefault_repr(self)
 
 
 # -- verbs --------------------------------------------------------------------------------
@@ -457,7 +468,7 @@ FAULT_KEYS = ("name", *FAULT_MATCH_KEYS, *FAULT_TRIGGER_KEYS, *FAULT_ACTION_KEYS
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class Fault:
+class Fault(_Data):
     """A fault rule as a step: ``cluster.faults.add(Rule(match, trigger, actions, name))``.
 
     In YAML: ``fault: {on: Fetch, broker: 2, times: 3, error: NOT_LEADER_OR_FOLLOWER}``.
@@ -472,31 +483,22 @@ class Fault:
         if not self.actions:
             raise ConfigError("a fault needs an action: one of " + ", ".join(FAULT_ACTION_KEYS))
 
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
-
 
 # -- step start conditions -----------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class At:
+class At(_Data):
     """Start ``ms`` after the scenario started (YAML ``at: 2s``)."""
 
     ms: int
 
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
-
 
 @dataclass(frozen=True, slots=True, repr=False)
-class AfterTime:
+class AfterTime(_Data):
     """Start ``ms`` after the previous step (YAML ``after: {time: 500ms}``)."""
 
     ms: int
-
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
 
 
 #: Filters an ``after: {requests: ...}`` condition takes besides ``api`` and ``count``
@@ -505,7 +507,7 @@ REQUEST_FILTERS = ("broker", "topic", "partition", "group", "client_id", "with_e
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class AfterRequests:
+class AfterRequests(_Data):
     """Start once ``count`` requests of ``api`` (and the filters) were answered
     (YAML ``after: {requests: {api: Produce, count: 50}}``)."""
 
@@ -513,24 +515,18 @@ class AfterRequests:
     count: int = 1
     filters: tuple[tuple[str, Any], ...] = ()
 
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
-
 
 @dataclass(frozen=True, slots=True, repr=False)
-class AfterEvent:
+class AfterEvent(_Data):
     """Start once the cluster event ``event`` happened (with these attributes)
     (YAML ``after: {event: broker_stopped, broker: 2}``)."""
 
     event: str
     attrs: tuple[tuple[str, Any], ...] = ()
 
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
-
 
 @dataclass(frozen=True, slots=True, repr=False)
-class AfterRecords:
+class AfterRecords(_Data):
     """Start once ``topic`` (or one partition of it) holds ``count`` records
     (YAML ``after: {records: {topic: orders, count: 100}}``)."""
 
@@ -538,12 +534,9 @@ class AfterRecords:
     count: int
     partition: int | None = None
 
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
-
 
 @dataclass(frozen=True, slots=True, repr=False)
-class AfterCommitted:
+class AfterCommitted(_Data):
     """Start once ``group`` committed at least ``offset`` on the partition
     (YAML ``after: {committed: {group: billing, topic: orders, partition: 0, offset: 10}}``)."""
 
@@ -552,12 +545,9 @@ class AfterCommitted:
     partition: int
     offset: int
 
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
-
 
 @dataclass(frozen=True, slots=True, repr=False)
-class WhenGroup:
+class WhenGroup(_Data):
     """Start once ``group`` is in ``state`` (with ``members`` members)
     (YAML ``when: {group: billing, state: Stable}``)."""
 
@@ -565,20 +555,14 @@ class WhenGroup:
     state: str = "Stable"
     members: int | None = None
 
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
-
 
 @dataclass(frozen=True, slots=True, repr=False)
-class WhenTransaction:
+class WhenTransaction(_Data):
     """Start once ``transactional_id`` is in ``state``
     (YAML ``when: {transactional_id: tx-1, state: PrepareCommit}``)."""
 
     transactional_id: str
     state: str
-
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
 
 
 StartCondition = (
@@ -586,43 +570,23 @@ StartCondition = (
     | WhenTransaction
 )  # fmt: skip
 
-#: Kafka's group states a ``when:`` may wait for.
-GROUP_STATES = (
-    "Empty",
-    "PreparingRebalance",
-    "CompletingRebalance",
-    "Stable",
-    "Dead",
-    "Assigning",
-    "Reconciling",
-)
+#: Kafka's group states a ``when:`` may wait for (those of ``cluster.wait_for_group``).
+GROUP_STATES = tuple(sorted(_GROUP_STATES))
 #: Kafka's transaction states a ``when:`` may wait for.
-TRANSACTION_STATES = (
-    "Empty",
-    "Ongoing",
-    "PrepareCommit",
-    "PrepareAbort",
-    "CompleteCommit",
-    "CompleteAbort",
-    "Dead",
-    "PrepareEpochFence",
-)
+TRANSACTION_STATES = tuple(sorted(STATE_NAMES))
 
 #: Default time a step waits for its start condition.
 DEFAULT_STEP_TIMEOUT_MS = 30_000
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class Step:
+class Step(_Data):
     """One action of the timeline, started when ``start`` holds (None: at once)."""
 
     action: Verb | Fault
     start: StartCondition | None = None
     name: str | None = None
     timeout_ms: int = DEFAULT_STEP_TIMEOUT_MS
-
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
 
     @property
     def label(self) -> str:
@@ -634,18 +598,15 @@ class Step:
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class ClusterSpec:
+class ClusterSpec(_Data):
     """``brokers`` and :class:`~mockkafka.ClusterConfig` options of the cluster."""
 
     brokers: int = 1
     options: tuple[tuple[str, Any], ...] = ()
 
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
-
 
 @dataclass(frozen=True, slots=True, repr=False)
-class TopicSpec:
+class TopicSpec(_Data):
     """A topic created before the steps run (``cluster.create_topic``)."""
 
     topic: str
@@ -653,12 +614,9 @@ class TopicSpec:
     replication_factor: int = 1
     config: tuple[tuple[str, str], ...] = ()
 
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
-
 
 @dataclass(frozen=True, slots=True, repr=False)
-class SeedSpec:
+class SeedSpec(_Data):
     """``count`` records written to ``topic`` before the steps run.
 
     ``key`` and ``value`` are templates: a string where ``{{ faker.PROVIDER }}`` and
@@ -673,46 +631,34 @@ class SeedSpec:
     value: Any = "{{ index }}"
     partition: int | None = None
 
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
-
 
 # -- expectations -------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class NoDataLoss:
+class NoDataLoss(_Data):
     """Every record a producer had acknowledged (and every seed record) is still held, at
     its offset, with its key and value."""
 
     topics: tuple[str, ...]
 
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
-
 
 @dataclass(frozen=True, slots=True, repr=False)
-class DataLoss:
+class DataLoss(_Data):
     """At least one acknowledged record is gone (a story about data loss)."""
 
     topics: tuple[str, ...]
 
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
-
 
 @dataclass(frozen=True, slots=True, repr=False)
-class NoDuplicates:
+class NoDuplicates(_Data):
     """No two records of a partition have the same key, value and headers."""
 
     topics: tuple[str, ...]
 
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
-
 
 @dataclass(frozen=True, slots=True, repr=False)
-class Committed:
+class Committed(_Data):
     """``group`` committed at least ``offset`` (``"end"``: the high watermark) on each
     partition of ``topic`` (or on ``partition``)."""
 
@@ -721,24 +667,18 @@ class Committed:
     offset: int | str = "end"
     partition: int | None = None
 
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
-
 
 @dataclass(frozen=True, slots=True, repr=False)
-class GroupState:
+class GroupState(_Data):
     """``group`` is in ``state`` (with ``members`` members) at the end."""
 
     group: str
     state: str = "Stable"
     members: int | None = None
 
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
-
 
 @dataclass(frozen=True, slots=True, repr=False)
-class TransactionState:
+class TransactionState(_Data):
     """``transactional_id`` is in ``state`` at the end (and committed / aborted at least so
     many transactions)."""
 
@@ -747,12 +687,9 @@ class TransactionState:
     committed: int | None = None
     aborted: int | None = None
 
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
-
 
 @dataclass(frozen=True, slots=True, repr=False)
-class Records:
+class Records(_Data):
     """``topic`` holds ``count`` records (or at least / at most so many)."""
 
     topic: str
@@ -760,12 +697,9 @@ class Records:
     at_least: int | None = None
     at_most: int | None = None
 
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
-
 
 @dataclass(frozen=True, slots=True, repr=False)
-class TrafficCount:
+class TrafficCount(_Data):
     """At least ``at_least`` (and at most ``at_most``) exchanges of ``api`` matched the
     filters of ``cluster.traffic.requests`` (``with_error``, ``broker``, ...)."""
 
@@ -774,18 +708,12 @@ class TrafficCount:
     at_most: int | None = None
     filters: tuple[tuple[str, Any], ...] = ()
 
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
-
 
 @dataclass(frozen=True, slots=True, repr=False)
-class RulesFired:
+class RulesFired(_Data):
     """Every fault of the scenario (or those named) fired at least once."""
 
     names: tuple[str, ...] | None = None
-
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
 
 
 Check = (
@@ -798,7 +726,7 @@ Check = (
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class Scenario:
+class Scenario(_Data):
     """A failure story: cluster, topics, seed data, steps and expectations.
 
     Load one with :meth:`mockkafka.Scenario.load` (a file or a library name); run it with
@@ -814,9 +742,6 @@ class Scenario:
     steps: tuple[Step, ...] = ()
     expect: tuple[Check, ...] = ()
     source: str | None = field(default=None, compare=False)
-
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
 
     def to_dict(self) -> dict[str, Any]:
         """The document form (what :func:`from_dict` reads)."""
@@ -1067,7 +992,7 @@ def _action(key: str, value: Any, path: Path) -> Action:
     return _guard(path, lambda: _ACTION_CLASSES[key](**value))  # type: ignore[no-any-return]
 
 
-def _start_from(step: Mapping[str, Any], path: Path) -> StartCondition | None:
+def start_from_dict(step: Mapping[str, Any], path: Path) -> StartCondition | None:
     given = [k for k in ("at", "after", "when") if k in step]
     if len(given) > 1:
         raise ScenarioError(
@@ -1157,7 +1082,7 @@ def step_from_dict(doc: Any, path: Path) -> Step:
         if raw is None or raw is True:
             raw = {}
         action = Verb.checked(act, check_verb(act, raw, path))
-    start = _start_from(m, path)
+    start = start_from_dict(m, path)
     name = _str(m["name"], (*path, "name")) if "name" in m else None
     timeout = (
         parse_duration_ms(m["timeout"], (*path, "timeout"))
@@ -1393,7 +1318,7 @@ def fault_to_dict(f: Fault) -> dict[str, Any]:
     return out
 
 
-def _start_to_dict(s: StartCondition) -> dict[str, Any]:
+def start_to_dict(s: StartCondition) -> dict[str, Any]:
     if isinstance(s, At):
         return {"at": format_duration(s.ms)}
     if isinstance(s, AfterTime):
@@ -1454,7 +1379,7 @@ def to_dict(s: Scenario) -> dict[str, Any]:
         if st.name:
             d["name"] = st.name
         if st.start is not None:
-            d.update(_start_to_dict(st.start))
+            d.update(start_to_dict(st.start))
         if st.timeout_ms != DEFAULT_STEP_TIMEOUT_MS:
             d["timeout"] = format_duration(st.timeout_ms)
         if isinstance(st.action, Fault):

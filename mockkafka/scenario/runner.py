@@ -40,6 +40,7 @@ from mockkafka.scenario.model import (
     At,
     Fault,
     Scenario,
+    StartCondition,
     Step,
     Verb,
     WhenGroup,
@@ -172,16 +173,19 @@ class ScenarioRun:
 
     async def _wait_start(self, step: Step) -> str | None:
         """Wait for the step's start condition; None once it holds, else what was seen."""
-        cond = step.start
-        if cond is None:
+        if step.start is None:
             return None
+        return await self.wait_for(step.start, timeout_ms=step.timeout_ms)
+
+    async def wait_for(self, cond: StartCondition, *, timeout_ms: int) -> str | None:
+        """Wait until ``cond`` holds (None) or ``timeout_ms`` passes (what was seen)."""
         if isinstance(cond, At):
             await trio.sleep_until(self._start_s + cond.ms / 1000)
             return None
         if isinstance(cond, AfterTime):
             await trio.sleep(cond.ms / 1000)
             return None
-        check = self._condition(step)
+        check = self._condition(cond)
 
         def probe() -> Seen[None]:
             ok, seen = check()
@@ -189,14 +193,13 @@ class ScenarioRun:
 
         try:
             await self.cluster._waits.wait_async(
-                probe, timeout=step.timeout_ms / 1000, what=_describe(step)
+                probe, timeout=timeout_ms / 1000, what=describe_start(cond)
             )
         except WaitTimeout as exc:
             return str(exc)
         return None
 
-    def _condition(self, step: Step) -> Callable[[], tuple[bool, str]]:
-        cond = step.start
+    def _condition(self, cond: StartCondition) -> Callable[[], tuple[bool, str]]:
         st = self.state
         if isinstance(cond, AfterRequests):
             flt = dict(cond.filters)
@@ -352,11 +355,16 @@ def _positional(verb: str, arg: str) -> bool:
     return arg in _POSITIONAL
 
 
-def _describe(step: Step) -> str:
-    from mockkafka.scenario.model import _start_to_dict
+def describe_start(cond: StartCondition) -> str:
+    """The condition as its YAML form, for messages."""
+    from mockkafka.scenario.model import start_to_dict
 
+    return str(start_to_dict(cond))
+
+
+def _describe(step: Step) -> str:
     assert step.start is not None
-    return str(_start_to_dict(step.start))
+    return describe_start(step.start)
 
 
 # -- the public entry points (Scenario.run / run_async / start) -----------------------------
