@@ -351,25 +351,33 @@ def _step_kinds(space: _Space) -> list[str]:
 def _fault_plans(draw: st.DrawFn, /, **kwargs: Any) -> FaultPlan:
     space = _space_of(kwargs)
     kinds = _step_kinds(space)
-    n = draw(st.integers(min_value=kwargs["min_steps"], max_value=kwargs["max_steps"]))
-    steps: list[Step] = []
-    at = 0
-    for _ in range(n):
-        step = draw(_step(space, kinds))
-        needs = _needs_existing(step)
-        start = draw(st.sampled_from(_STARTS if space.max_ms else ("now",)))
-        if needs is not None and space.max_ms:
-            step = {"when": needs, **step}  # the group or transaction must exist first
-        elif start == "at":
-            at = draw(st.integers(min_value=at, max_value=space.max_ms))
-            if at:
-                step = {"at": f"{at}ms", **step}
-        elif start == "after_requests":
-            api = draw(st.sampled_from(space.apis))
-            count = draw(st.integers(1, 3))
-            step = {"after": {"requests": {"api": api, "count": count}}, **step}
-        steps.append(step_from_dict(step, ("steps", len(steps))))
-    return FaultPlan(tuple(steps), space.brokers, space.topics)
+    docs = draw(
+        st.lists(
+            _timed_step(space, kinds), min_size=kwargs["min_steps"], max_size=kwargs["max_steps"]
+        )
+    )
+    steps = tuple(step_from_dict(doc, ("steps", i)) for i, doc in enumerate(docs))
+    return FaultPlan(steps, space.brokers, space.topics)
+
+
+@st.composite
+def _timed_step(draw: st.DrawFn, space: _Space, kinds: list[str]) -> dict[str, Any]:
+    """One step in document form with its start condition. Each step's time is drawn on its
+    own (an ``at`` already past when the step comes up applies at once), so hypothesis can
+    delete any step while shrinking."""
+    step = draw(_step(space, kinds))
+    needs = _needs_existing(step)
+    start = draw(st.sampled_from(_STARTS if space.max_ms else ("now",)))
+    if needs is not None and space.max_ms:
+        return {"when": needs, **step}  # the group or transaction must exist first
+    if start == "at":
+        at = draw(st.integers(min_value=1, max_value=space.max_ms))
+        return {"at": f"{at}ms", **step}
+    if start == "after_requests":
+        api = draw(st.sampled_from(space.apis))
+        count = draw(st.integers(1, 3))
+        return {"after": {"requests": {"api": api, "count": count}}, **step}
+    return step
 
 
 # How a step starts: at once (after the previous one), at a time, or after requests.
