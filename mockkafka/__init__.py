@@ -8,7 +8,8 @@ Start here::
         cluster.create_topic("orders", partitions=6, replication_factor=3)
         ...  # any Kafka client: bootstrap.servers = cluster.bootstrap_servers
 
-For trio code: ``async with mockkafka.open_cluster(brokers=3) as cluster``.
+For trio code: ``async with mockkafka.open_cluster(brokers=3) as cluster``. Failure stories
+as YAML files: ``mockkafka.Scenario.load("leader-failover").run(cluster)`` (docs/scenarios.md).
 """
 
 from mockkafka._api.cluster import AsyncCluster, Cluster, open_cluster

@@ -163,6 +163,14 @@ async def serve(
                 nursery.start_soon(on_signal)
                 await control.stopped.wait()
                 nursery.cancel_scope.cancel()
+        run = control.scenario_run
+        if run is not None:  # say how the scenario ended, for the suite's log
+            failures = run.failures()
+            print(
+                run.report(failures) if failures else f"scenario {run.scenario.name!r}: ok",
+                file=sys.stderr,
+                flush=True,
+            )
         if args.traffic_jsonl:
             with open(args.traffic_jsonl, "w") as fp:
                 cluster.traffic.to_jsonl(fp)

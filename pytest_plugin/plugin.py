@@ -40,7 +40,6 @@ import pytest
 from mockkafka import Cluster
 from mockkafka.cluster.state import ClusterConfig
 from mockkafka.errors import ConfigError, KafkaApiError
-from pytest_plugin import _scenario
 from pytest_plugin._options import (
     ClusterOptions,
     OptionsError,
@@ -56,6 +55,8 @@ from pytest_plugin._report import (
     format_broker_errors,
     jsonl_name,
 )
+
+from . import _scenario
 
 #: ``--kafka-fault-coverage`` lives in its own plugin module, registered with this one.
 pytest_plugins = ["pytest_plugin._coverage"]

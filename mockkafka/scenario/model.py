@@ -30,7 +30,7 @@ import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mockkafka._api.verbs import GROUP_STATES as _GROUP_STATES
 from mockkafka.cluster.transactions import STATE_NAMES
@@ -49,6 +49,12 @@ from mockkafka.faults.model import (
     Trigger,
     check_api_names,
 )
+
+if TYPE_CHECKING:
+    import os
+
+    from mockkafka._api.cluster import AsyncCluster, Cluster
+    from mockkafka.scenario.runner import ScenarioThread
 
 Path = tuple[str | int, ...]
 
@@ -187,6 +193,7 @@ STR_MAP = "str_map"  # {str: scalar}
 CAPS = "caps"  # {api name: version}
 OFFSETS = "offsets"  # [{topic, partition, offset}]
 HEADERS = "headers"  # [[key, value]]
+ASSIGNMENTS = "assignments"  # [[broker, ...], ...] one replica list per partition
 ANY = "any"
 
 
@@ -210,6 +217,7 @@ VERBS: dict[str, tuple[Param, ...]] = {
         _p("partitions", INT, False),
         _p("replication_factor", INT, False),
         _p("config", STR_MAP, False),
+        _p("assignments", ASSIGNMENTS, False),
     ),
     "delete_topic": (_p("topic", STR),),
     "recreate_topic": (_p("topic", STR),),
@@ -325,6 +333,17 @@ def _check_kind(kind: str, value: Any, path: Path) -> Any:
                 )
             )
         return tuple(out2)
+    if kind == ASSIGNMENTS:
+        if (
+            not isinstance(value, list | tuple)
+            or not value
+            or not all(
+                isinstance(r, list | tuple) and r and all(is_int(b) and b >= 1 for b in r)
+                for r in value
+            )
+        ):
+            raise bad("a replica list (broker ids) per partition, e.g. [[1, 2], [2, 3]]")
+        return tuple(tuple(r) for r in value)
     if kind == HEADERS:
         if not isinstance(value, list | tuple) or not all(
             isinstance(h, list | tuple) and len(h) == 2 for h in value
@@ -385,7 +404,7 @@ def _thaw(kind: str, v: Any) -> Any:
         return dict(v)
     if kind == OFFSETS:
         return [{"topic": t, "partition": p, "offset": o} for t, p, o in v]
-    if kind in (BROKERS, HEADERS):
+    if kind in (BROKERS, HEADERS, ASSIGNMENTS):
         return [list(x) if isinstance(x, tuple) else x for x in v]
     return v
 
@@ -768,7 +787,7 @@ class Scenario(_Data):
     # -- loading and running (the runner imports trio and faker only when used) ------------
 
     @staticmethod
-    def load(path_or_name: Any) -> Scenario:
+    def load(path_or_name: str | os.PathLike[str]) -> Scenario:
         """A scenario file (``path/to/story.yaml``) or a library name (``"leader-failover"``;
         ``mockkafka scenarios`` lists them). Raises ScenarioError naming file:line:column."""
         from mockkafka.scenario.loader import load
@@ -782,7 +801,7 @@ class Scenario(_Data):
 
         return load_text(text, file=file)
 
-    def start(self, cluster: Any) -> Any:
+    def start(self, cluster: Cluster) -> ScenarioThread:
         """Set up topics and seed data, then play the steps in the background on a running
         :class:`~mockkafka.Cluster`; returns a handle with ``wait()``, ``stop()`` and
         ``check()`` (AssertionError listing every failed expectation)."""
@@ -790,14 +809,14 @@ class Scenario(_Data):
 
         return start(self, cluster)
 
-    def run(self, cluster: Any, *, timeout: float | None = None) -> None:
+    def run(self, cluster: Cluster, *, timeout: float | None = None) -> None:
         """Set up, play every step (each waits at most its ``timeout``), check ``expect:``;
         raises AssertionError listing every failed expectation."""
         from mockkafka.scenario.runner import run
 
         run(self, cluster, timeout=timeout)
 
-    async def run_async(self, cluster: Any) -> None:
+    async def run_async(self, cluster: Cluster | AsyncCluster) -> None:
         """:meth:`run` for async code: an AsyncCluster (trio) is played on its own loop; a
         threaded Cluster from trio or asyncio is played without blocking the event loop."""
         from mockkafka.scenario.runner import run_async

@@ -23,6 +23,7 @@ import contextlib
 import inspect
 import threading
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
@@ -109,15 +110,22 @@ class ScenarioRun:
             )
         for s in sc.seed:
             parts = len(self.cluster.topic(s.topic).partitions)
-            for part, key, value in seed_records(s, sc.random_seed, parts):
-                off = self.cluster.produce(s.topic, value, key=key, partition=part)
-                self.seeded.setdefault((s.topic, part), []).append(
-                    (
-                        off,
-                        None if key is None else key.encode(),
-                        None if value is None else value.encode(),
-                    )
+            records = seed_records(s, sc.random_seed, parts)  # faker runs here, off the loop
+            self.cluster.call(partial(self._write_seed, s.topic, records))
+
+    def _write_seed(
+        self, topic: str, records: list[tuple[int, str | None, str | None]], _state: object
+    ) -> None:
+        """On the cluster's loop: append the seed records (``produce`` runs in place there)."""
+        for part, key, value in records:
+            off = self.cluster.produce(topic, value, key=key, partition=part)
+            self.seeded.setdefault((topic, part), []).append(
+                (
+                    off,
+                    None if key is None else key.encode(),
+                    None if value is None else value.encode(),
                 )
+            )
 
     # -- the timeline -------------------------------------------------------------------------
 
@@ -166,6 +174,12 @@ class ScenarioRun:
         if isinstance(self.cluster, Cluster):
             return await trio.to_thread.run_sync(fn)
         return fn()
+
+    def count_from_beginning(self) -> None:
+        """Make conditions count every request and event since the cluster started (a live
+        wait of the control endpoint), not only those since :meth:`setup`."""
+        self._since_seq = 0
+        self._start_ms = 0
 
     def cancel(self) -> None:
         if self._scope is not None:

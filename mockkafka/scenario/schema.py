@@ -55,6 +55,11 @@ _KINDS: dict[str, dict[str, Any]] = {
         },
     },
     m.HEADERS: {"type": "array", "items": {"type": "array", "minItems": 2, "maxItems": 2}},
+    m.ASSIGNMENTS: {
+        "type": "array",
+        "minItems": 1,
+        "items": {"type": "array", "minItems": 1, "items": POS},
+    },
 }
 
 

@@ -25,6 +25,7 @@ A bad request gets 400 with ``{"error": message}`` -- the message a Python test 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Awaitable, Callable
 from importlib import resources
@@ -40,6 +41,7 @@ from mockkafka.scenario.model import (
     DEFAULT_STEP_TIMEOUT_MS,
     Scenario,
     ScenarioError,
+    did_you_mean,
     parse_duration_ms,
     start_from_dict,
     step_from_dict,
@@ -127,6 +129,17 @@ class ControlServer:
                 if conn.our_state is not h11.IDLE or conn.their_state is not h11.DONE:
                     return
                 conn.start_next_cycle()
+        except h11.RemoteProtocolError as exc:
+            # not HTTP/1.1 (or a body over 1 MiB): answer 400 when h11 still lets us
+            if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+                data = json.dumps({"error": f"bad HTTP request: {exc}"}).encode()
+                headers = [("content-type", "application/json"), ("content-length", str(len(data)))]
+                with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                    await stream.send_all(
+                        conn.send(h11.Response(status_code=exc.error_status_hint, headers=headers))
+                        + conn.send(h11.Data(data=data))
+                        + conn.send(h11.EndOfMessage())
+                    )
         except (trio.BrokenResourceError, trio.ClosedResourceError, h11.ProtocolError):
             return
         finally:
@@ -150,7 +163,7 @@ class ControlServer:
             elif isinstance(event, h11.Data):
                 body += bytes(event.data)
                 if len(body) > MAX_BODY:
-                    raise h11.ProtocolError("body too large")
+                    raise h11.RemoteProtocolError("body over 1 MiB", error_status_hint=413)
             elif isinstance(event, h11.EndOfMessage):
                 return request, body
             elif isinstance(event, h11.ConnectionClosed):
@@ -260,9 +273,14 @@ class ControlServer:
         return 200, {"ok": not failures, "failures": failures}
 
     async def _wait(self, doc: dict[str, Any], q: dict[str, list[str]]) -> tuple[int, Any]:
-        extra = set(doc) - {"after", "at", "when", "timeout"}
+        extra = set(doc) - {"after", "when", "timeout"}
         if extra:
-            raise ScenarioError((sorted(extra)[0],), "a wait takes after or when, and timeout")
+            key = sorted(extra)[0]
+            raise ScenarioError(
+                (key,),
+                f"unknown key {key!r}{did_you_mean(key, ('after', 'when', 'timeout'))}; "
+                "a wait takes after or when, and timeout",
+            )
         cond = start_from_dict(doc, ())
         if cond is None:
             raise HttpError(400, "a wait needs after or when (the start conditions of a step)")
@@ -272,9 +290,7 @@ class ControlServer:
             else DEFAULT_STEP_TIMEOUT_MS
         )
         run = ScenarioRun(Scenario(name="wait"), self.cluster)
-        run.setup()
-        run._since_seq = 0  # a wait counts every request seen so far
-        run._start_ms = 0
+        run.count_from_beginning()
         seen = await run.wait_for(cond, timeout_ms=timeout)
         if seen is not None:
             raise HttpError(408, seen)
@@ -414,7 +430,8 @@ def build_openapi() -> dict[str, Any]:
         },
         "/wait": {
             "post": {
-                "summary": "wait until a start condition holds (after/when, as in a step)",
+                "summary": "wait until a condition holds (after/when, as in a step), counting "
+                "every request and event since the cluster started",
                 "requestBody": body("Wait"),
                 "responses": {
                     "200": ok("reached"),
@@ -462,7 +479,11 @@ def build_openapi() -> dict[str, Any]:
                 "Step": step,
                 "Wait": {
                     "type": "object",
-                    "properties": {**start, "timeout": step["properties"]["timeout"]},
+                    "properties": {
+                        "after": start["after"],
+                        "when": start["when"],
+                        "timeout": step["properties"]["timeout"],
+                    },
                     "additionalProperties": False,
                 },
                 "ScenarioRequest": {

@@ -4,6 +4,7 @@ Kafka clients; `mockkafka scenarios` and `mockkafka scenario check`."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -134,10 +135,16 @@ def test_bad_requests_get_4xx_with_the_python_api_messages() -> None:
         with pytest.raises(urllib.error.HTTPError) as info:
             urllib.request.urlopen(req, timeout=10)
         assert info.value.code == 400 and b"not JSON" in info.value.read()
+        # not HTTP at all: a 400, and the endpoint keeps serving
+        host, port = ctl.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(b"HELLO KAFKA\r\n\r\n")
+            assert sock.recv(200).startswith(b"HTTP/1.1 400 ")
+        assert http("GET", f"{ctl}/faults") == (200, [])
 
 
 def test_serve_plays_a_scenario_and_reports_its_expectations() -> None:
-    with serving("--scenario", "unclean-leader-election") as (_proc, bootstrap, ctl):
+    with serving("--scenario", "unclean-leader-election") as (proc, bootstrap, ctl):
         state = http("GET", f"{ctl}/state")[1]
         assert len(state["brokers"]) == 3 and "orders" in state["topics"]
         p = Producer({"bootstrap.servers": bootstrap, "log_level": 0})
@@ -149,6 +156,10 @@ def test_serve_plays_a_scenario_and_reports_its_expectations() -> None:
                 break
             time.sleep(0.05)
         assert http("POST", f"{ctl}/scenario/check") == (200, {"ok": True, "failures": []})
+        assert http("POST", f"{ctl}/stop")[0] == 200
+        assert proc.wait(10) == 0
+        assert proc.stderr is not None
+        assert "scenario 'unclean-leader-election': ok" in proc.stderr.read()
 
 
 def test_a_scenario_can_be_posted_as_yaml() -> None:

@@ -69,9 +69,13 @@ def test_a_verb_checks_its_arguments_at_once() -> None:
         m.Verb("move_leadr")
 
 
-def test_every_verb_of_the_vocabulary_is_a_cluster_method() -> None:
-    for name in m.VERBS:
-        assert callable(getattr(mockkafka.Cluster, name)), name
+def test_every_verb_takes_exactly_the_keyword_names_of_the_python_method() -> None:
+    import inspect
+
+    for name, params in m.VERBS.items():
+        method = getattr(mockkafka.Cluster, name)
+        python = [p for p in inspect.signature(method).parameters if p != "self"]
+        assert [p.name for p in params] == python, name
 
 
 def test_the_shipped_json_schema_is_generated_from_the_model() -> None:
