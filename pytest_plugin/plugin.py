@@ -63,6 +63,9 @@ if TYPE_CHECKING:
 
 from . import _scenario
 
+#: ``--kafka-fault-coverage`` lives in its own plugin module, registered with this one.
+pytest_plugins = [f"{__package__}._coverage"]
+
 TESTS_KEY = pytest.StashKey[TestClusters]()
 INI_KEY = pytest.StashKey[Mapping[str, Any]]()
 LINES_KEY = pytest.StashKey[int]()

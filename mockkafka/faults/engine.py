@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockkafka.errors import ConfigError, ErrorCode
+from mockkafka.faults import coverage
 from mockkafka.faults.model import (
     EVENTS,
     RECORD_RESPONSE_APIS,
@@ -346,6 +347,7 @@ class FaultEngine:
     def record_event(self, name: str, **attrs: Any) -> None:
         """A cluster verb happened (rules waiting for it with ``after_event`` may start)."""
         self.events.append(ClusterEvent(name, self._clock(), tuple(sorted(attrs.items()))))
+        coverage.note_event(name)
         if len(self.events) > 10_000:
             del self.events[:5_000]
 

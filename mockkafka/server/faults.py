@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from mockkafka.errors import ErrorCode
+from mockkafka.faults import coverage
 from mockkafka.faults.engine import FaultEngine, Rule
 from mockkafka.faults.inspect import (
     corrupt_first_batch,
@@ -115,6 +116,7 @@ async def apply_faults(
     if not fired and not deferred:
         return server.finish(ex, ctx, await server.run_handler(spec, ctx, body))
     ex.faults.extend(r.name for r in fired)
+    coverage.note_fired(ctx.api.name, fired)
     actions = [(r, a) for r in fired for a in r.actions]
 
     # 1. before processing
@@ -167,6 +169,7 @@ async def apply_faults(
             if _edit_data(server, ctx, body, response, rule, engine, resolve):
                 ex.faults.append(rule.name)
                 fired.append(rule)
+                coverage.note_fired(ctx.api.name, (rule,))
 
     # 4. after processing
     drop_after = False
