@@ -1,0 +1,405 @@
+"""mockkafka side by side with librdkafka's mock cluster: one command, one table of ratios.
+
+    python benchmarks/compare.py            # 1M x 100 B, 3 paired repetitions (a few minutes)
+    python benchmarks/compare.py --quick    # 50k messages, smaller everything (~1 minute)
+
+Three targets, driven by the same confluent-kafka client in this process:
+
+* ``in-process``: ``mockkafka.Cluster(brokers=3)`` in this process (its broker thread shares
+  the GIL with the client's Python loop);
+* ``process``: ``mockkafka serve --brokers 3`` in a child process;
+* ``librdkafka``: librdkafka's own mock cluster, in this process (C threads). It is the one
+  ``test.mock.num.brokers`` starts; it is created here through librdkafka's C API
+  (``rd_kafka_mock_cluster_new`` / ``rd_kafka_mock_topic_create``, via ctypes on the library
+  confluent-kafka ships) because the mock does not answer CreateTopics and would otherwise
+  auto-create every topic with 4 partitions.
+
+Every figure is measured on the three targets in one repetition, back to back (the order
+rotates), the ratio mockkafka / librdkafka is taken inside each repetition, and the table
+shows the median over repetitions: the machine is shared, so only ratios taken side by side
+mean anything. A ratio > 1 means mockkafka is better (faster, or less time), whatever the
+unit. Every loop here is bounded in count and time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import gc
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition  # noqa: E402
+
+import mockkafka  # noqa: E402
+
+QUIET = {"log_level": 3}
+TOPIC, TXN_TOPIC = "bench", "txn"
+TARGETS = ("in-process", "process", "librdkafka")
+
+
+# -- targets ------------------------------------------------------------------------------------
+
+
+class LibrdkafkaMock:
+    """librdkafka's mock cluster through its C API (the library confluent-kafka loaded)."""
+
+    def __init__(self, brokers: int) -> None:
+        import confluent_kafka
+
+        libs = Path(confluent_kafka.__file__).resolve().parent.parent / "confluent_kafka.libs"
+        found = sorted(libs.glob("librdkafka*.so*"))
+        if not found:
+            raise SystemExit(f"librdkafka not found in {libs}")
+        lib = self._lib = ctypes.CDLL(str(found[0]))
+        lib.rd_kafka_conf_new.restype = ctypes.c_void_p
+        lib.rd_kafka_conf_set.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
+        lib.rd_kafka_conf_set.argtypes += [ctypes.c_char_p, ctypes.c_size_t]
+        lib.rd_kafka_new.restype = ctypes.c_void_p
+        lib.rd_kafka_new.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p]
+        lib.rd_kafka_new.argtypes += [ctypes.c_size_t]
+        lib.rd_kafka_destroy.argtypes = [ctypes.c_void_p]
+        lib.rd_kafka_mock_cluster_new.restype = ctypes.c_void_p
+        lib.rd_kafka_mock_cluster_new.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        lib.rd_kafka_mock_cluster_destroy.argtypes = [ctypes.c_void_p]
+        lib.rd_kafka_mock_cluster_bootstraps.restype = ctypes.c_char_p
+        lib.rd_kafka_mock_cluster_bootstraps.argtypes = [ctypes.c_void_p]
+        lib.rd_kafka_mock_topic_create.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+        lib.rd_kafka_mock_topic_create.argtypes += [ctypes.c_int, ctypes.c_int]
+        errstr = ctypes.create_string_buffer(512)
+        conf = lib.rd_kafka_conf_new()
+        lib.rd_kafka_conf_set(conf, b"log_level", b"3", errstr, 512)
+        self._rk = lib.rd_kafka_new(0, conf, errstr, 512)  # RD_KAFKA_PRODUCER
+        if not self._rk:
+            raise SystemExit(f"rd_kafka_new: {errstr.value.decode()}")
+        self._mc = lib.rd_kafka_mock_cluster_new(self._rk, brokers)
+        if not self._mc:
+            raise SystemExit("rd_kafka_mock_cluster_new failed")
+        self.bootstrap_servers = lib.rd_kafka_mock_cluster_bootstraps(self._mc).decode()
+
+    def create_topic(self, name: str, partitions: int, replication_factor: int) -> None:
+        err = self._lib.rd_kafka_mock_topic_create(
+            self._mc, name.encode(), partitions, replication_factor
+        )
+        if err:
+            raise SystemExit(f"rd_kafka_mock_topic_create({name}): error {err}")
+
+    def close(self) -> None:
+        self._lib.rd_kafka_mock_cluster_destroy(self._mc)
+        self._lib.rd_kafka_destroy(self._rk)
+
+
+class ServeProcess:
+    """``mockkafka serve`` in a child process (this checkout's copy)."""
+
+    def __init__(self, brokers: int, topics: list[str]) -> None:
+        args = [sys.executable, "-m", "mockkafka.cli", "serve", "--brokers", str(brokers)]
+        for t in topics:
+            args += ["--topic", t]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline().strip()  # the serve command prints it when ready
+        if not line.startswith("bootstrap.servers="):
+            self.close()
+            raise SystemExit(f"mockkafka serve did not start: {line!r}")
+        self.bootstrap_servers = line.split("=", 1)[1]
+
+    def close(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+@contextmanager
+def open_target(name: str, topics: dict[str, int]) -> Iterator[str]:
+    """A 3-broker cluster with ``topics`` (name -> partitions, RF 3); yields bootstrap."""
+    if name == "in-process":
+        with mockkafka.Cluster(brokers=3, record_traffic=False) as c:
+            for t, n in topics.items():
+                c.create_topic(t, partitions=n, replication_factor=3)
+            yield c.bootstrap_servers
+    elif name == "process":
+        proc = ServeProcess(3, [f"{t}:{n}:3" for t, n in topics.items()])
+        try:
+            yield proc.bootstrap_servers
+        finally:
+            proc.close()
+    else:
+        mock = LibrdkafkaMock(3)
+        try:
+            for t, n in topics.items():
+                mock.create_topic(t, n, 3)
+            yield mock.bootstrap_servers
+        finally:
+            mock.close()
+
+
+# -- measurements (each returns one figure for one target) --------------------------------------
+
+
+def produce(bootstrap: str, messages: int, size: int, partitions: int) -> float:
+    """msg/s of producing ``messages`` x ``size`` B until flush() returns."""
+    value = b"x" * size
+    p = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "acks": "all",
+            "linger.ms": 5,
+            "queue.buffering.max.messages": max(messages, 100_000),
+            **QUIET,
+        }
+    )
+    failed: list[KafkaError] = []
+
+    def on_delivery(err: KafkaError | None, _msg: object) -> None:
+        if err is not None:
+            failed.append(err)
+
+    p.list_topics(TOPIC, timeout=10)  # connected and warm: measure producing only
+    t0 = time.perf_counter()
+    for i in range(messages):
+        try:
+            p.produce(TOPIC, value, partition=i % partitions, on_delivery=on_delivery)
+        except BufferError:
+            p.poll(0.05)
+            p.produce(TOPIC, value, partition=i % partitions, on_delivery=on_delivery)
+        if i % 10_000 == 0:
+            p.poll(0)
+    left = p.flush(120)
+    elapsed = time.perf_counter() - t0
+    if left or failed:
+        raise SystemExit(f"produce: {left} undelivered, {len(failed)} failed: {failed[:3]}")
+    return messages / elapsed
+
+
+def consume(bootstrap: str, messages: int, partitions: int) -> tuple[float, int]:
+    """(msg/s, messages held) of reading every partition from the beginning (no group)."""
+    c = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "bench",
+            "enable.auto.commit": False,
+            "fetch.wait.max.ms": 100,
+            **QUIET,
+        }
+    )
+    got = 0
+    try:
+        tps = [TopicPartition(TOPIC, i) for i in range(partitions)]
+        marks = [c.get_watermark_offsets(tp, timeout=10) for tp in tps]
+        held = sum(hi - lo for lo, hi in marks)  # librdkafka's mock may drop old segments
+        t0 = time.perf_counter()
+        deadline = time.monotonic() + 120
+        c.assign([TopicPartition(TOPIC, i, OFFSET_BEGINNING) for i in range(partitions)])
+        while got < held and time.monotonic() < deadline:
+            for m in c.consume(10_000, 1.0):
+                if m.error() is None:
+                    got += 1
+        elapsed = time.perf_counter() - t0
+    finally:
+        c.close()
+    if got != held:
+        raise SystemExit(f"consume: read {got} of the {held} messages held")
+    return held / elapsed, held
+
+
+def round_trip(bootstrap: str, rounds: int) -> tuple[float, float]:
+    """(p50, p99) ms of produce(one message) + flush(), acks=all."""
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0, **QUIET})
+    p.produce(TOPIC, b"warm", partition=0)
+    p.flush(10)
+    times = []
+    deadline = time.monotonic() + 60
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        p.produce(TOPIC, b"x" * 100, partition=0)
+        if p.flush(10):
+            raise SystemExit("round trip: flush timed out")
+        times.append(time.perf_counter() - t0)
+        if time.monotonic() > deadline:
+            break
+    times.sort()
+    return times[len(times) // 2] * 1000, times[min(len(times) - 1, len(times) * 99 // 100)] * 1000
+
+
+def transactions(bootstrap: str, seconds: float, inits: int) -> tuple[float, list[float]]:
+    """(commits/s, init_transactions() ms of each fresh producer); 10 records to 3
+    partitions per commit. init_transactions() is called right after the producer is
+    created, as a test does (its first connection is still being set up)."""
+    init_times = []
+    rate = 0.0
+    for k in range(inits):
+        p = Producer(
+            {
+                "bootstrap.servers": bootstrap,
+                "transactional.id": f"bench-{time.monotonic_ns()}-{k}",
+                "linger.ms": 0,
+                **QUIET,
+            }
+        )
+        t0 = time.perf_counter()
+        p.init_transactions(30)
+        init_times.append(time.perf_counter() - t0)
+        if k == 0:
+            n = 0
+            start = time.perf_counter()
+            while time.perf_counter() - start < seconds and n < 100_000:
+                p.begin_transaction()
+                for i in range(10):
+                    p.produce(TXN_TOPIC, value=b"v%d" % i, partition=i % 3)
+                p.commit_transaction(30)
+                n += 1
+            rate = n / (time.perf_counter() - start)
+        p.flush(10)
+    return rate, [t * 1000 for t in init_times]
+
+
+def start_to_ready(target: str, rounds: int) -> float:
+    """Median ms from nothing to a 3-broker cluster that listens (and stop excluded)."""
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        if target == "in-process":
+            c = mockkafka.Cluster(brokers=3).start()
+            times.append(time.perf_counter() - t0)
+            c.stop()
+        elif target == "process":
+            proc = ServeProcess(3, [])
+            times.append(time.perf_counter() - t0)
+            proc.close()
+        else:
+            mock = LibrdkafkaMock(3)
+            times.append(time.perf_counter() - t0)
+            mock.close()
+    return statistics.median(times) * 1000
+
+
+def fixture_reset(rounds: int) -> float | None:
+    """Median ms of ``Cluster.reset()`` after a test's worth of state (None if absent)."""
+    if not hasattr(mockkafka.Cluster, "reset"):
+        return None
+    times = []
+    with mockkafka.Cluster(brokers=3) as c:
+        for i in range(rounds):
+            c.create_topic(f"t{i}", partitions=6, replication_factor=3)
+            c.produce(f"t{i}", b"v", partition=0)
+            t0 = time.perf_counter()
+            c.reset()
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1000
+
+
+# -- the table ------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    name: str
+    unit: str
+    higher_is_better: bool
+    target: str = ""  # the issue's target for the ratio, as text
+    values: dict[str, list[float]] = field(default_factory=dict)
+
+    def add(self, target: str, value: float) -> None:
+        self.values.setdefault(target, []).append(value)
+
+    def ratios(self, target: str) -> list[float]:
+        mine, ref = self.values.get(target, []), self.values.get("librdkafka", [])
+        out = []
+        for a, b in zip(mine, ref, strict=False):
+            if a > 0 and b > 0:
+                out.append(a / b if self.higher_is_better else b / a)
+        return out
+
+
+def fmt(v: list[float]) -> str:
+    if not v:
+        return "-"
+    m = statistics.median(v)
+    return f"{m:,.0f}" if m >= 100 else f"{m:.2f}"
+
+
+def print_table(rows: list[Row], reps: int) -> None:
+    print(f"\nmedian of {reps} paired repetitions; ratio = mockkafka vs librdkafka, >1 is better")
+    head = f"{'figure':<34} {'unit':<9}"
+    head += "".join(f" {t:>11}" for t in TARGETS)
+    head += f" {'ratio in-p':>10} {'ratio proc':>10}  target"
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        line = f"{r.name:<34} {r.unit:<9}"
+        line += "".join(f" {fmt(r.values.get(t, [])):>11}" for t in TARGETS)
+        for t in ("in-process", "process"):
+            rs = r.ratios(t)
+            line += f" {statistics.median(rs):>10.2f}" if rs else f" {'-':>10}"
+        print(f"{line}  {r.target}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes, for CI and a first look")
+    ap.add_argument("--messages", type=int, help="messages produced and consumed (1,000,000)")
+    ap.add_argument("--reps", type=int, help="paired repetitions (3; --quick 3)")
+    ap.add_argument("--only", choices=TARGETS, action="append", help="restrict targets")
+    args = ap.parse_args(argv)
+    q = args.quick
+    messages = args.messages or (50_000 if q else 1_000_000)
+    reps = args.reps or 3
+    rt_rounds, txn_s, inits, start_rounds = (100, 1.0, 6, 5) if q else (500, 3.0, 12, 20)
+    targets = args.only or list(TARGETS)
+    partitions = 32
+    topics = {TOPIC: partitions, TXN_TOPIC: 3}
+
+    rows = {
+        "produce": Row(f"produce {messages:,} x 100 B", "msg/s", True, ">= 1.0"),
+        "consume": Row(f"consume {partitions} partitions", "msg/s", True, ">= 1.0"),
+        "held": Row("  messages held when consuming", "msgs", True),
+        "rt50": Row("produce+flush round trip p50", "ms", False, "<= 1.2x (>= 0.83)"),
+        "rt99": Row("produce+flush round trip p99", "ms", False, "<= 1.0x (>= 1.0)"),
+        "txn": Row("transactional commits", "commit/s", True, ">= 1.0"),
+        "init": Row("init_transactions() median", "ms", False, "<= 1.2x (>= 0.83)"),
+        "init_mean": Row("init_transactions() mean", "ms", False, "<= 1.2x (>= 0.83)"),
+        "start": Row("3-broker start-to-ready", "ms", False, "in-process <= 5 ms"),
+        "reset": Row("Cluster.reset() (fixture reset)", "ms", False, "<= 2 ms"),
+    }
+    for rep in range(reps):
+        order = targets[rep % len(targets) :] + targets[: rep % len(targets)]
+        for t in order:
+            print(f"rep {rep + 1}/{reps}: {t} ...", file=sys.stderr, flush=True)
+            gc.collect()
+            with open_target(t, topics) as bootstrap:
+                rows["produce"].add(t, produce(bootstrap, messages, 100, partitions))
+                rate, held = consume(bootstrap, messages, partitions)
+                rows["consume"].add(t, rate)
+                rows["held"].add(t, held)
+                p50, p99 = round_trip(bootstrap, rt_rounds)
+                rows["rt50"].add(t, p50)
+                rows["rt99"].add(t, p99)
+                rate, init_ms = transactions(bootstrap, txn_s, inits)
+                rows["txn"].add(t, rate)
+                rows["init"].add(t, statistics.median(init_ms))
+                rows["init_mean"].add(t, statistics.mean(init_ms))
+            rows["start"].add(t, start_to_ready(t, start_rounds))
+        reset = fixture_reset(start_rounds)
+        if reset is not None:
+            rows["reset"].add("in-process", reset)
+    print_table(list(rows.values()), reps)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
