@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import os
 import traceback
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
@@ -52,6 +53,7 @@ from mockkafka.server.faults import apply_faults
 log = logging.getLogger("mockkafka.server")
 
 RECEIVE_SIZE = 256 * 1024
+FLUSH_SIZE = 1024 * 1024  # send held responses once they are this large
 
 
 class CloseConnection(Exception):
@@ -73,6 +75,9 @@ class Connection:
     state: dict[str, Any] = field(default_factory=dict)
     # Earliest time (trio clock) the next request may be answered (KIP-219 throttling).
     muted_until: float = 0.0
+    # Responses encoded but not yet sent: requests the client pipelined are answered with
+    # one write (see ClusterServer.flush).
+    out: bytearray = field(default_factory=bytearray)
 
 
 # A fault hook sees each request before the handler and may answer instead, or change the
@@ -249,17 +254,28 @@ class ClusterServer:
                     while True:
                         req = codec.next_event()
                         if req is NEED_DATA:
+                            # Answer what the client pipelined with one write; a request
+                            # that arrived while we worked joins it (see _receive_nowait).
+                            if conn.out and len(conn.out) < FLUSH_SIZE:
+                                more = _receive_nowait(stream)
+                                if more:
+                                    codec.receive_data(more)
+                                    continue
                             break
                         assert isinstance(req, Request)
                         try:
                             out = await self.dispatch(conn, req)
                         except CloseConnection as close:
+                            await self.flush(conn)
                             if close.pending:
                                 await stream.send_all(close.pending)
                             log.debug("closing connection %d: %s", cid, close)
                             return
                         if out:
-                            await stream.send_all(out)
+                            conn.out += out
+                            if len(conn.out) >= FLUSH_SIZE:
+                                await self.flush(conn)
+                    await self.flush(conn)
         except ProtocolError as exc:
             log.debug("connection %d from %s: %s; closing", cid, peer, exc)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -272,6 +288,20 @@ class ClusterServer:
     async def close_connection(self, conn: Connection) -> None:
         await conn.stream.aclose()
 
+    async def flush(self, conn: Connection | int) -> None:
+        """Send the responses ``conn`` holds. Code that makes a request wait (a parked
+        handler, a fault's delay) calls it first, so an answered request never waits behind
+        a later one."""
+        if isinstance(conn, int):
+            found = self.connections.get(conn)
+            if found is None:
+                return
+            conn = found
+        if conn.out:
+            data = bytes(conn.out)
+            conn.out.clear()
+            await conn.stream.send_all(data)
+
     # -- dispatch -------------------------------------------------------------------------------
 
     async def dispatch(self, conn: Connection, req: Request) -> bytes | None:
@@ -281,6 +311,7 @@ class ClusterServer:
             # KIP-219: a throttled connection is not read until its throttle time is over.
             wait = conn.muted_until - trio.current_time()
             if wait > 0:
+                await self.flush(conn)
                 await trio.sleep(wait)
             conn.muted_until = 0.0
         now = self.state.now_ms()
@@ -330,6 +361,7 @@ class ClusterServer:
         try:
             result = spec.fn(ctx, body)
             while isinstance(result, Park):
+                await self.flush(ctx.connection_id)
                 timed_out = await self.wait_for_keys(result.keys, result.deadline_ms)
                 ctx.now_ms = self.state.now_ms()
                 result = result.resume(timed_out)
@@ -385,6 +417,24 @@ class ClusterServer:
     def _record_error(self, exc: BaseException) -> None:
         log.error("error inside the broker:\n%s", "".join(traceback.format_exception(exc)))
         self.errors.append(exc)
+
+
+def _receive_nowait(stream: trio.abc.ReceiveStream) -> bytes:
+    """Bytes already waiting on a plain TCP stream, without blocking (b"" if none).
+
+    Why: librdkafka sends FindCoordinator on its bootstrap connection right behind Metadata
+    and drops that connection as soon as it has read the Metadata response; a FindCoordinator
+    response that arrives in the same read is used, one that arrives later is lost and the
+    client waits 500 ms for its coordinator-query timer. Answering both with one write is
+    what a fast broker does by accident. A closed connection reads as no data here; the
+    next receive_some sees the end of stream.
+    """
+    if type(stream) is not trio.SocketStream:
+        return b""  # e.g. TLS: the bytes on the socket are not the stream's bytes
+    try:
+        return os.read(stream.socket.fileno(), RECEIVE_SIZE)
+    except OSError:  # BlockingIOError (nothing there) or a platform without read() on sockets
+        return b""
 
 
 def deadline_after(state: ClusterState, ms: float) -> int:
