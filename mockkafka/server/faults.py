@@ -90,8 +90,6 @@ async def apply_faults(
     server: ClusterServer, conn: Connection, ctx: RequestContext, req: Request, ex: Exchange
 ) -> bytes | None:
     """The server's fault hook: run the request through the fault rules (see module doc)."""
-    from mockkafka.server.runtime import CloseConnection
-
     spec = server.handlers[ctx.header.api_key]
     body: dict[str, Any] = req.body or {}
     engine: FaultEngine | None = server.state.extensions.get("faults")
@@ -123,6 +121,8 @@ async def apply_faults(
             ex.closed_connection = True
             ex.response_time_ms = server.state.now_ms()
             server.traffic.completed(ex)
+            from mockkafka.server.runtime import CloseConnection  # (import cycle)
+
             raise CloseConnection(f"fault: drop connection before {ctx.api.name}")
         if isinstance(a, NeverRespond):
             ex.no_response = True
@@ -184,6 +184,8 @@ async def apply_faults(
     if drop_after:
         ex.closed_connection = True
         server.traffic.completed(ex)
+        from mockkafka.server.runtime import CloseConnection  # (import cycle)
+
         raise CloseConnection(f"fault: drop connection after {ctx.api.name}")
     return out
 

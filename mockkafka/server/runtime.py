@@ -54,6 +54,10 @@ log = logging.getLogger("mockkafka.server")
 
 RECEIVE_SIZE = 256 * 1024
 FLUSH_SIZE = 1024 * 1024  # send held responses once they are this large
+# A connection's first requests come in a quick chain (ApiVersions, Metadata, then what the
+# client connected for); only then is it worth a non-blocking read for the next request
+# before answering (each read is a syscall and, in-process, a GIL hand-off).
+PEEK_REQUESTS = 8
 
 
 class CloseConnection(Exception):
@@ -78,6 +82,7 @@ class Connection:
     # Responses encoded but not yet sent: requests the client pipelined are answered with
     # one write (see ClusterServer.flush).
     out: bytearray = field(default_factory=bytearray)
+    requests: int = 0  # requests read so far
 
 
 # A fault hook sees each request before the handler and may answer instead, or change the
@@ -256,13 +261,14 @@ class ClusterServer:
                         if req is NEED_DATA:
                             # Answer what the client pipelined with one write; a request
                             # that arrived while we worked joins it (see _receive_nowait).
-                            if conn.out and len(conn.out) < FLUSH_SIZE:
+                            if conn.out and conn.requests <= PEEK_REQUESTS:
                                 more = _receive_nowait(stream)
                                 if more:
                                     codec.receive_data(more)
                                     continue
                             break
                         assert isinstance(req, Request)
+                        conn.requests += 1
                         try:
                             out = await self.dispatch(conn, req)
                         except CloseConnection as close:
