@@ -27,14 +27,16 @@ import argparse
 import ctypes
 import gc
 import os
+import socket
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -303,6 +305,253 @@ def fixture_reset(rounds: int) -> float | None:
     return statistics.median(times) * 1000
 
 
+# -- scale curves (time and RSS at 1x, 10x, 100x) ---------------------------------------------
+
+
+def rss_mb(pid: int | None = None) -> float:
+    """Resident set size of this process (or ``pid``) in MiB (Linux /proc)."""
+    with open(f"/proc/{pid or 'self'}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class Raw:
+    """A blocking Kafka connection speaking frames through mockkafka's ClientConnection."""
+
+    def __init__(self, bootstrap: str) -> None:
+        from mockkafka.protocol.framing import ClientConnection
+
+        host, port = bootstrap.split(",")[0].rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=30)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.conn = ClientConnection(client_id="compare")
+
+    def send(self, api: str, version: int, body: dict[str, Any]) -> None:
+        self.sock.sendall(self.conn.send_request(api, version, body))
+
+    def recv(self) -> Any:
+        from mockkafka.protocol.framing import NEED_DATA
+
+        while True:
+            ev = self.conn.next_event()
+            if ev is not NEED_DATA:
+                return ev.body
+            data = self.sock.recv(1 << 20)
+            if not data:
+                raise ConnectionError("closed by the broker")
+            self.conn.receive_data(data)
+
+    def request(self, api: str, version: int, body: dict[str, Any]) -> Any:
+        self.send(api, version, body)
+        return self.recv()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def timed(fn: Callable[[], object], rounds: int) -> float:
+    """Median ms of ``fn()`` over ``rounds`` calls."""
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1000
+
+
+def scale_metadata(factor: int) -> tuple[float, float]:
+    """Metadata (all topics) for 100 x factor partitions (topics of 100, RF 3)."""
+    with mockkafka.Cluster(brokers=3, record_traffic=False) as c:
+        for i in range(factor):
+            c.create_topic(f"m{i}", partitions=100, replication_factor=3)
+        raw = Raw(c.bootstrap_servers)
+        try:
+            ms = timed(lambda: raw.request("Metadata", 12, {"topics": None}), 5)
+        finally:
+            raw.close()
+        return ms, rss_mb()
+
+
+def scale_idle_connections(count: int) -> tuple[float, float]:
+    """produce+flush p50 of an active client while ``count`` idle connections are open."""
+    with mockkafka.Cluster(brokers=1, record_traffic=False) as c:
+        c.create_topic(TOPIC, partitions=1)
+        idle = []
+        try:
+            for _ in range(count):
+                r = Raw(c.bootstrap_servers)
+                r.request("ApiVersions", 3, {"client_software_name": "idle"})
+                idle.append(r)
+            p50, _ = round_trip(c.bootstrap_servers, 200)
+            return p50, rss_mb()
+        finally:
+            for r in idle:
+                r.close()
+
+
+def scale_group_rebalance(members: int) -> tuple[float, float]:
+    """A classic group of ``members`` formed from nothing: every JoinGroup sent at once,
+    then every SyncGroup; ms from the first JoinGroup to the last SyncGroup answer, minus
+    the 20 ms initial rebalance delay the cluster is started with."""
+    delay = 20
+    with mockkafka.Cluster(
+        brokers=1, record_traffic=False, group_initial_rebalance_delay_ms=delay
+    ) as c:
+        conns = [Raw(c.bootstrap_servers) for _ in range(members)]
+        try:
+            join = {
+                "group_id": "g",
+                "session_timeout_ms": 30_000,
+                "rebalance_timeout_ms": 60_000,
+                "member_id": "",
+                "protocol_type": "consumer",
+                "protocols": [{"name": "range", "metadata": b""}],
+            }
+            t0 = time.perf_counter()
+            for r in conns:
+                r.send("JoinGroup", 3, join)
+            joined = [r.recv() for r in conns]
+            if any(j["error_code"] for j in joined):
+                raise SystemExit(f"JoinGroup failed: {joined[0]}")
+            leader = joined[0]["leader"]
+            order = sorted(range(members), key=lambda i: joined[i]["member_id"] != leader)
+            for i in order:
+                j = joined[i]
+                assignments = (
+                    [{"member_id": m["member_id"], "assignment": b""} for m in j["members"]]
+                    if j["member_id"] == leader
+                    else []
+                )
+                conns[i].send(
+                    "SyncGroup",
+                    3,
+                    {
+                        "group_id": "g",
+                        "generation_id": j["generation_id"],
+                        "member_id": j["member_id"],
+                        "assignments": assignments,
+                    },
+                )
+            synced = [conns[i].recv() for i in order]
+            elapsed = (time.perf_counter() - t0) * 1000 - delay
+            if any(sy["error_code"] for sy in synced):
+                raise SystemExit(f"SyncGroup failed: {synced[0]}")
+            return elapsed, rss_mb()
+        finally:
+            for r in conns:
+                r.close()
+
+
+def scale_retention(messages: int) -> tuple[float, float]:
+    """(RSS growth / raw batch bytes, RSS MiB) of ``mockkafka serve`` holding ``messages``
+    x 100 B produced by confluent-kafka (raw bytes from DescribeLogDirs)."""
+    proc = ServeProcess(1, [f"{TOPIC}:8:1"])
+    try:
+        before = rss_mb(proc.proc.pid)
+        produce(proc.bootstrap_servers, messages, 100, 8)
+        gc.collect()
+        after = rss_mb(proc.proc.pid)
+        raw = Raw(proc.bootstrap_servers)
+        try:
+            dirs = raw.request("DescribeLogDirs", 1, {"topics": None})
+        finally:
+            raw.close()
+        size = sum(
+            p["partition_size"]
+            for d in dirs["results"]
+            for t in d["topics"]
+            for p in t["partitions"]
+        )
+        return (after - before) * 1024 * 1024 / size, after
+    finally:
+        proc.close()
+
+
+def scale_fetch_newest(messages: int) -> tuple[float, float]:
+    """Fetch of the newest 1,000 records of a ``messages``-record partition (batches of
+    1,000 records, 10 B values)."""
+    from mockkafka.cluster.produce import append_records
+    from mockkafka.protocol import records as rec
+
+    batch = rec.encode_batch([rec.Record(i, 0, None, b"0123456789") for i in range(1000)])
+    with mockkafka.Cluster(brokers=1, record_traffic=False) as c:
+        c.create_topic(TOPIC, partitions=1)
+
+        def fill(state: Any) -> int:
+            t = state.topic(TOPIC)
+            p = t.partition(0)
+            for _ in range(messages // 1000):
+                append_records(state, t, p, batch)
+            return int(p.log.high_watermark)
+
+        hw = c.call(fill)
+        raw = Raw(c.bootstrap_servers)
+        fetch = {
+            "replica_id": -1,
+            "max_wait_ms": 0,
+            "min_bytes": 1,
+            "max_bytes": 1 << 20,
+            "topics": [
+                {
+                    "topic": TOPIC,
+                    "partitions": [
+                        {
+                            "partition": 0,
+                            "fetch_offset": max(0, hw - 1000),
+                            "partition_max_bytes": 1 << 20,
+                        }
+                    ],
+                }
+            ],
+        }
+        try:
+            ms = timed(lambda: raw.request("Fetch", 11, fetch), 20)
+        finally:
+            raw.close()
+        return ms, rss_mb()
+
+
+def print_scale(quick: bool) -> None:
+    curves: list[tuple[str, str, Callable[[int], tuple[float, float]], list[int], str]] = [
+        ("Metadata, all topics", "partitions", scale_metadata, [1, 10, 100], "<= 50 ms at 10k"),
+        (
+            "produce+flush p50 beside idle connections",
+            "idle conns",
+            scale_idle_connections,
+            [10, 100, 1000],
+            "flat",
+        ),
+        ("classic group formed (Join+Sync)", "members", scale_group_rebalance, [1, 10, 100], ""),
+        (
+            "retained 100 B messages: RSS growth / raw bytes",
+            "messages",
+            scale_retention,
+            [1_000, 10_000, 100_000] if quick else [10_000, 100_000, 1_000_000],
+            "<= 1.1",
+        ),
+        (
+            "Fetch newest 1,000 records",
+            "log records",
+            scale_fetch_newest,
+            [1_000, 10_000, 100_000] if quick else [1_000, 100_000, 10_000_000],
+            "flat",
+        ),
+    ]
+    print("\nscale curves (mockkafka; value at 1x, 10x, 100x, RSS of the broker's process)")
+    for name, unit, fn, sizes, target in curves:
+        cells = []
+        for n in sizes:
+            gc.collect()
+            value, rss = fn(n)
+            shown = n * 100 if fn is scale_metadata else n
+            cells.append(f"{shown:>10,} {unit}: {value:8.2f} ({rss:5.0f} MiB)")
+        print(f"  {name}  [{target}]" if target else f"  {name}")
+        for cell in cells:
+            print(f"      {cell}")
+
+
 # -- the table ------------------------------------------------------------------------------
 
 
@@ -355,6 +604,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--messages", type=int, help="messages produced and consumed (1,000,000)")
     ap.add_argument("--reps", type=int, help="paired repetitions (3; --quick 3)")
     ap.add_argument("--only", choices=TARGETS, action="append", help="restrict targets")
+    ap.add_argument("--no-scale", action="store_true", help="skip the scale curves")
+    ap.add_argument("--scale-only", action="store_true", help="only the scale curves")
     args = ap.parse_args(argv)
     q = args.quick
     messages = args.messages or (50_000 if q else 1_000_000)
@@ -376,6 +627,9 @@ def main(argv: list[str] | None = None) -> int:
         "start": Row("3-broker start-to-ready", "ms", False, "in-process <= 5 ms"),
         "reset": Row("Cluster.reset() (fixture reset)", "ms", False, "<= 2 ms"),
     }
+    if args.scale_only:
+        print_scale(q)
+        return 0
     for rep in range(reps):
         order = targets[rep % len(targets) :] + targets[: rep % len(targets)]
         for t in order:
@@ -398,6 +652,8 @@ def main(argv: list[str] | None = None) -> int:
         if reset is not None:
             rows["reset"].add("in-process", reset)
     print_table(list(rows.values()), reps)
+    if not args.no_scale:
+        print_scale(q)
     return 0
 
 
