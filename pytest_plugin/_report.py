@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mockkafka import AsyncCluster, BrokerError, Cluster
-from mockkafka.cluster.traffic import Exchange
+from mockkafka.server.traffic import Exchange
 
 AnyCluster = Cluster | AsyncCluster
 

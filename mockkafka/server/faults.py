@@ -28,11 +28,11 @@ rules that fired are recorded in the exchange's ``faults``.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import trio
 
-from mockkafka.cluster.traffic import Exchange
 from mockkafka.errors import ErrorCode
 from mockkafka.faults.engine import FaultEngine, Rule
 from mockkafka.faults.inspect import (
@@ -56,8 +56,10 @@ from mockkafka.handlers.base import NO_RESPONSE, RequestContext, error_response
 from mockkafka.protocol import records as rec
 from mockkafka.protocol.codec import field_names
 from mockkafka.protocol.framing import Request
+from mockkafka.server.traffic import Exchange
 
 if TYPE_CHECKING:
+    from mockkafka.cluster.state import ClusterState
     from mockkafka.server.runtime import ClusterServer, Connection
 
 #: APIs whose partition-level errors must keep the claimed partitions from being applied.
@@ -78,9 +80,11 @@ STATE_CHANGING = frozenset(
 _MISSING: Any = object()
 
 
-def _resolver(server: ClusterServer) -> Any:
+def topic_resolver(state: ClusterState) -> Callable[[uuid.UUID], str | None]:
+    """Topic id -> name in ``state`` (None for an unknown id)."""
+
     def resolve(tid: uuid.UUID) -> str | None:
-        t = server.state.topics_by_id.get(tid)
+        t = state.topics_by_id.get(tid)
         return t.name if t is not None else None
 
     return resolve
@@ -95,8 +99,8 @@ async def apply_faults(
     engine: FaultEngine | None = server.state.extensions.get("faults")
     if not engine:
         return server.finish(ex, ctx, await server.run_handler(spec, ctx, body))
-    resolve = _resolver(server)
-    info = request_info(
+    resolve = topic_resolver(server.state)
+    info = ex.info or request_info(
         ctx.api.name,
         ctx.version,
         body,

@@ -33,9 +33,9 @@ from typing import Any
 import trio
 
 from mockkafka.cluster.state import TIMERS_CHANGED, ClusterState
-from mockkafka.cluster.traffic import Exchange, TrafficLog
 from mockkafka.errors import ErrorCode
 from mockkafka.faults.engine import engine_of
+from mockkafka.faults.inspect import request_info
 from mockkafka.handlers.base import (
     NO_RESPONSE,
     HandlerSpec,
@@ -48,7 +48,9 @@ from mockkafka.handlers.base import (
 from mockkafka.protocol.apis import API_VERSIONS_KEY
 from mockkafka.protocol.errors import ProtocolError
 from mockkafka.protocol.framing import NEED_DATA, Request, ServerConnection
-from mockkafka.server.faults import apply_faults
+from mockkafka.server.faults import apply_faults, topic_resolver
+from mockkafka.server.traffic import Exchange, TrafficLog
+from mockkafka.server.waits import StateSignal
 
 log = logging.getLogger("mockkafka.server")
 
@@ -107,7 +109,12 @@ class ClusterServer:
         self.host = host
         self.ports = dict(ports or {})
         self.traffic = traffic or TrafficLog()
+        #: Notified after each request step, timer run and verb: what waits sleep on.
+        self.signal = StateSignal()
+        self.traffic.signal = self.signal
         self.errors: list[BaseException] = []
+        #: True once every broker listened (ports are known).
+        self.started = False
         self.connections: dict[int, Connection] = {}
         self._conn_ids = itertools.count(1)
         self._waiters: dict[Hashable, set[trio.Event]] = {}
@@ -131,6 +138,7 @@ class ClusterServer:
                 if broker.running:
                     await nursery.start(self._serve_broker, node_id)
             nursery.start_soon(self._run_timers)
+            self.started = True
             task_status.started()
 
     async def _serve_broker(
@@ -174,6 +182,7 @@ class ClusterServer:
         scope = self._broker_scopes.pop(node_id, None)
         if scope is not None:
             scope.cancel()
+        self.signal.notify()
 
     async def start_broker(self, node_id: int) -> None:
         """Reopen a stopped broker on its old port (a running broker is left alone)."""
@@ -188,6 +197,7 @@ class ClusterServer:
             await done.wait()
         await self._nursery.start(self._serve_broker, node_id)
         self.state.start_broker(node_id)
+        self.signal.notify()
 
     # -- wake-ups and timers ------------------------------------------------------------------
 
@@ -216,6 +226,7 @@ class ClusterServer:
                 self.state.run_timers()
             except Exception as exc:
                 self._record_error(exc)
+            self.signal.notify()
 
     async def wait_for_keys(self, keys: tuple[Hashable, ...], deadline_ms: int) -> bool:
         """Wait until one of ``keys`` is notified (False) or ``deadline_ms`` passes (True)."""
@@ -344,6 +355,15 @@ class ClusterServer:
             now_ms=now,
             connection_state=conn.state,
         )
+        info = request_info(
+            spec.api.name,
+            hdr.api_version,
+            req.body,
+            broker_id=conn.broker_id,
+            connection_id=conn.id,
+            client_id=hdr.client_id,
+            resolve=topic_resolver(self.state),
+        )
         ex = self.traffic.start(
             time_ms=now,
             broker_id=conn.broker_id,
@@ -354,6 +374,7 @@ class ClusterServer:
             version=hdr.api_version,
             correlation_id=hdr.correlation_id,
             request=req.body,
+            info=info,
         )
         if self.fault_hook is not None:
             return await self.fault_hook(self, conn, ctx, req, ex)  # type: ignore[no-any-return]
@@ -366,15 +387,18 @@ class ClusterServer:
         """Run a handler to completion (following Park), turning bugs into an error reply."""
         try:
             result = spec.fn(ctx, body)
+            self.signal.notify()
             while isinstance(result, Park):
                 await self.flush(ctx.connection_id)
                 timed_out = await self.wait_for_keys(result.keys, result.deadline_ms)
                 ctx.now_ms = self.state.now_ms()
                 result = result.resume(timed_out)
+                self.signal.notify()
         except trio.Cancelled:
             raise
         except Exception as exc:
             self._record_error(exc)
+            self.signal.notify()
             return error_response(ctx, body, ErrorCode.UNKNOWN_SERVER_ERROR)
         return result
 
