@@ -108,7 +108,8 @@ class ClusterServer:
         self.state = state
         self.host = host
         self.ports = dict(ports or {})
-        self.traffic = traffic or TrafficLog()
+        # Not "traffic or ...": an empty TrafficLog is falsy (it has a length).
+        self.traffic = traffic if traffic is not None else TrafficLog()
         #: Notified after each request step, timer run and verb: what waits sleep on.
         self.signal = StateSignal()
         self.traffic.signal = self.signal
