@@ -356,14 +356,20 @@ class ClusterServer:
             now_ms=now,
             connection_state=conn.state,
         )
-        info = request_info(
-            spec.api.name,
-            hdr.api_version,
-            req.body,
-            broker_id=conn.broker_id,
-            connection_id=conn.id,
-            client_id=hdr.client_id,
-            resolve=topic_resolver(self.state),
+        # What traffic filters match on; without recording only fault rules need it, and
+        # the fault hook works it out when a rule is there to see it.
+        info = (
+            request_info(
+                spec.api.name,
+                hdr.api_version,
+                req.body,
+                broker_id=conn.broker_id,
+                connection_id=conn.id,
+                client_id=hdr.client_id,
+                resolve=topic_resolver(self.state),
+            )
+            if self.traffic.enabled
+            else None
         )
         ex = self.traffic.start(
             time_ms=now,
