@@ -347,6 +347,22 @@ class Raw:
         self.send(api, version, body)
         return self.recv()
 
+    def request_frame(self, api: str, version: int, body: dict[str, Any]) -> int:
+        """Send a request and read its whole response frame without decoding it (so a
+        timing is the broker's, not this client's codec); returns the frame size."""
+        self.sock.sendall(self.conn.send_request(api, version, body, expect_response=False))
+        head = b""
+        while len(head) < 4:
+            head += self.sock.recv(4 - len(head))
+        size = int.from_bytes(head, "big")
+        got = 0
+        while got < size:
+            chunk = self.sock.recv(min(1 << 20, size - got))
+            if not chunk:
+                raise ConnectionError("closed by the broker")
+            got += len(chunk)
+        return size
+
     def close(self) -> None:
         self.sock.close()
 
@@ -368,7 +384,7 @@ def scale_metadata(factor: int) -> tuple[float, float]:
             c.create_topic(f"m{i}", partitions=100, replication_factor=3)
         raw = Raw(c.bootstrap_servers)
         try:
-            ms = timed(lambda: raw.request("Metadata", 12, {"topics": None}), 5)
+            ms = timed(lambda: raw.request_frame("Metadata", 12, {"topics": None}), 5)
         finally:
             raw.close()
         return ms, rss_mb()
@@ -507,49 +523,73 @@ def scale_fetch_newest(messages: int) -> tuple[float, float]:
             ],
         }
         try:
-            ms = timed(lambda: raw.request("Fetch", 11, fetch), 20)
+            ms = timed(lambda: raw.request_frame("Fetch", 11, fetch), 20)
         finally:
             raw.close()
         return ms, rss_mb()
 
 
+SCALE_POINTS: dict[str, Callable[[int], tuple[float, float]]] = {
+    "metadata": scale_metadata,
+    "idle": scale_idle_connections,
+    "group": scale_group_rebalance,
+    "retention": scale_retention,
+    "fetch": scale_fetch_newest,
+}
+
+
+def scale_point(name: str, n: int) -> tuple[float, float]:
+    """One point of a curve, measured in a fresh interpreter so that its RSS is its own."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--scale-point", name, str(n)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    lines = out.stdout.strip().splitlines()
+    if out.returncode or not lines:
+        raise SystemExit(f"scale point {name} {n} failed:\n{out.stderr[-2000:]}")
+    value, rss = lines[-1].split()
+    return float(value), float(rss)
+
+
 def print_scale(quick: bool) -> None:
-    curves: list[tuple[str, str, Callable[[int], tuple[float, float]], list[int], str]] = [
-        ("Metadata, all topics", "partitions", scale_metadata, [1, 10, 100], "<= 50 ms at 10k"),
+    curves: list[tuple[str, str, str, list[int], int, str]] = [
+        # title, point name, unit, sizes, shown multiplier, target
+        ("Metadata (all topics) ms", "metadata", "partitions", [1, 10, 100], 100, "<= 50 ms"),
         (
-            "produce+flush p50 beside idle connections",
+            "produce+flush p50 ms beside idle connections",
+            "idle",
             "idle conns",
-            scale_idle_connections,
             [10, 100, 1000],
+            1,
             "flat",
         ),
-        ("classic group formed (Join+Sync)", "members", scale_group_rebalance, [1, 10, 100], ""),
+        ("classic group formed (Join+Sync) ms", "group", "members", [1, 10, 100], 1, ""),
         (
             "retained 100 B messages: RSS growth / raw bytes",
+            "retention",
             "messages",
-            scale_retention,
             [1_000, 10_000, 100_000] if quick else [10_000, 100_000, 1_000_000],
+            1,
             "<= 1.1",
         ),
         (
-            "Fetch newest 1,000 records",
+            "Fetch newest 1,000 records ms",
+            "fetch",
             "log records",
-            scale_fetch_newest,
             [1_000, 10_000, 100_000] if quick else [1_000, 100_000, 10_000_000],
+            1,
             "flat",
         ),
     ]
-    print("\nscale curves (mockkafka; value at 1x, 10x, 100x, RSS of the broker's process)")
-    for name, unit, fn, sizes, target in curves:
-        cells = []
+    print("\nscale curves (mockkafka; each point in a fresh process: value, and its RSS)")
+    for title, name, unit, sizes, shown, target in curves:
+        print(f"  {title}  [{target}]" if target else f"  {title}")
         for n in sizes:
-            gc.collect()
-            value, rss = fn(n)
-            shown = n * 100 if fn is scale_metadata else n
-            cells.append(f"{shown:>10,} {unit}: {value:8.2f} ({rss:5.0f} MiB)")
-        print(f"  {name}  [{target}]" if target else f"  {name}")
-        for cell in cells:
-            print(f"      {cell}")
+            value, rss = scale_point(name, n)
+            print(f"    {n * shown:>12,} {unit:<11} {value:9.2f}   RSS {rss:6.0f} MiB")
 
 
 # -- the table ------------------------------------------------------------------------------
@@ -606,6 +646,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", choices=TARGETS, action="append", help="restrict targets")
     ap.add_argument("--no-scale", action="store_true", help="skip the scale curves")
     ap.add_argument("--scale-only", action="store_true", help="only the scale curves")
+    ap.add_argument("--scale-point", nargs=2, metavar=("NAME", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     q = args.quick
     messages = args.messages or (50_000 if q else 1_000_000)
@@ -627,6 +668,10 @@ def main(argv: list[str] | None = None) -> int:
         "start": Row("3-broker start-to-ready", "ms", False, "in-process <= 5 ms"),
         "reset": Row("Cluster.reset() (fixture reset)", "ms", False, "<= 2 ms"),
     }
+    if args.scale_point:
+        value, rss = SCALE_POINTS[args.scale_point[0]](int(args.scale_point[1]))
+        print(f"{value} {rss}")
+        return 0
     if args.scale_only:
         print_scale(q)
         return 0

@@ -42,6 +42,26 @@ def fetch_body(wait_ms: int) -> dict[str, object]:
     }
 
 
+def metadata_then(
+    cluster: mockkafka.Cluster, api: str, version: int, body: dict[str, object]
+) -> list[tuple[Response, float]]:
+    """Pipeline Metadata and ``api`` in one write; each response with its delay (s)."""
+    raw = RawClient(cluster)
+    try:
+        raw.send_raw(
+            raw.conn.send_request("Metadata", 12, {"topics": None})
+            + raw.conn.send_request(api, version, body)
+        )
+        t0 = time.monotonic()
+        got = []
+        for _ in range(2):
+            r = raw.response()
+            got.append((r, time.monotonic() - t0))
+        return got
+    finally:
+        raw.close()
+
+
 def test_pipelined_requests_are_all_answered_in_order(cluster: mockkafka.Cluster) -> None:
     raw = RawClient(cluster)
     try:
@@ -67,19 +87,7 @@ def test_pipelined_requests_are_all_answered_in_order(cluster: mockkafka.Cluster
 def test_an_answered_request_does_not_wait_behind_a_long_poll_fetch(
     cluster: mockkafka.Cluster,
 ) -> None:
-    raw = RawClient(cluster)
-    try:
-        raw.send_raw(
-            raw.conn.send_request("Metadata", 12, {"topics": None})
-            + raw.conn.send_request("Fetch", 11, fetch_body(2_000))
-        )
-        t0 = time.monotonic()
-        first = raw.response()
-        first_s = time.monotonic() - t0
-        second = raw.response()
-        second_s = time.monotonic() - t0
-    finally:
-        raw.close()
+    (first, first_s), (second, second_s) = metadata_then(cluster, "Fetch", 11, fetch_body(2_000))
     assert isinstance(first, Response) and first.api.name == "Metadata"
     assert first_s < 1.0, f"Metadata answer held {first_s:.2f} s behind the parked Fetch"
     assert second.api.name == "Fetch" and second_s >= 1.5
@@ -89,22 +97,10 @@ def test_an_answered_request_does_not_wait_behind_a_delay_fault(
     cluster: mockkafka.Cluster,
 ) -> None:
     cluster.faults.on("ListOffsets").delay(ms=1500)
-    raw = RawClient(cluster)
-    try:
-        list_offsets = {
-            "replica_id": -1,
-            "topics": [{"name": "t", "partitions": [{"partition_index": 0, "timestamp": -1}]}],
-        }
-        raw.send_raw(
-            raw.conn.send_request("Metadata", 12, {"topics": None})
-            + raw.conn.send_request("ListOffsets", 5, list_offsets)
-        )
-        t0 = time.monotonic()
-        first = raw.response()
-        first_s = time.monotonic() - t0
-        second = raw.response()
-        second_s = time.monotonic() - t0
-    finally:
-        raw.close()
+    list_offsets = {
+        "replica_id": -1,
+        "topics": [{"name": "t", "partitions": [{"partition_index": 0, "timestamp": -1}]}],
+    }
+    (first, first_s), (second, second_s) = metadata_then(cluster, "ListOffsets", 5, list_offsets)
     assert first.api.name == "Metadata" and first_s < 1.0
     assert second.api.name == "ListOffsets" and second_s >= 1.2
