@@ -29,11 +29,19 @@ from mockkafka.errors import (
 from mockkafka.faults import Faults, Rule
 from mockkafka.protocol.records import Record
 from mockkafka.server.traffic import Exchange, TrafficLog
-from mockkafka.views import GroupView, MemberView, PartitionView, TopicView, TransactionView
+from mockkafka.views import (
+    BrokerView,
+    GroupView,
+    MemberView,
+    PartitionView,
+    TopicView,
+    TransactionView,
+)
 
 __all__ = [
     "AsyncCluster",
     "BrokerError",
+    "BrokerView",
     "Cluster",
     "ClusterConfig",
     "CompletedTransaction",

@@ -5,6 +5,7 @@ and never change under the test: take a new view (``cluster.topic("orders")``) t
 later state. The one exception is ``records()`` on a topic or partition view, which reads
 the log *now* (a query, not part of the snapshot).
 
+* :class:`BrokerView` -- node id, address, rack, whether it runs, its dynamic configs;
 * :class:`TopicView` -- name, topic id, configs set on the topic, partitions;
 * :class:`PartitionView` -- leader, leader epoch, replicas, ISR, offsets;
 * :class:`GroupView` / :class:`MemberView` -- a consumer group and its members;
@@ -26,7 +27,7 @@ from mockkafka.errors import KafkaApiError
 if TYPE_CHECKING:
     from mockkafka.cluster.coordinators import Coordinators
     from mockkafka.cluster.groups_common import OffsetAndMetadata
-    from mockkafka.cluster.state import Topic
+    from mockkafka.cluster.state import Broker, Topic
     from mockkafka.cluster.transactions import (
         CompletedTransaction,
         TopicPartition,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from mockkafka.protocol.records import Record
 
 __all__ = [
+    "BrokerView",
     "GroupView",
     "MemberView",
     "PartitionView",
@@ -48,6 +50,29 @@ __all__ = [
 #: ``reader(topic, partition, include_control)``: the records a partition holds now,
 #: read on the cluster's loop.
 RecordReader = Callable[[str, int, bool], "list[Record]"]
+
+
+# -- brokers -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerView:
+    """One broker as it was when the view was taken: ``configs`` are those set at run time
+    for this broker (IncrementalAlterConfigs), ``running`` False after ``stop_broker``."""
+
+    node_id: int
+    host: str
+    port: int
+    rack: str | None
+    running: bool
+    configs: dict[str, str]
+
+
+def broker_view(broker: Broker) -> BrokerView:
+    """Snapshot ``broker`` (run on the cluster's loop)."""
+    return BrokerView(
+        broker.node_id, broker.host, broker.port, broker.rack, broker.running, dict(broker.configs)
+    )
 
 
 # -- topics and partitions -----------------------------------------------------------------
@@ -190,10 +215,15 @@ class GroupView:
         return {k: v.offset for k, v in self.offsets.items()}
 
     def member(self, member_id: str) -> MemberView:
+        """The member ``member_id`` (KafkaApiError UNKNOWN_MEMBER_ID if absent)."""
         for m in self.members:
             if m.member_id == member_id:
                 return m
-        raise KeyError(f"group {self.group_id!r} has no member {member_id!r}")
+        raise KafkaApiError(
+            "UNKNOWN_MEMBER_ID",
+            f"group {self.group_id!r} has no member {member_id!r}; members are "
+            f"{[m.member_id for m in self.members]}",
+        )
 
     @property
     def assignments(self) -> dict[str, dict[str, list[int]] | None]:

@@ -22,7 +22,7 @@ import trio
 
 from mockkafka._api.options import check_endpoint, make_config
 from mockkafka._api.verbs import ClusterVerbs
-from mockkafka.cluster.state import Broker, ClusterState
+from mockkafka.cluster.state import ClusterState
 from mockkafka.errors import BrokerError, MockKafkaError, UnfiredRulesError, UnfiredRuleWarning
 from mockkafka.faults.engine import Faults, Rule, engine_of
 from mockkafka.protocol import records as rec
@@ -30,7 +30,7 @@ from mockkafka.server.runner import ThreadedRunner
 from mockkafka.server.runtime import ClusterServer
 from mockkafka.server.traffic import TrafficLog
 from mockkafka.server.waits import Waits
-from mockkafka.views import GroupView, TransactionView
+from mockkafka.views import BrokerView, GroupView, TransactionView, broker_view
 
 T = TypeVar("T")
 
@@ -82,9 +82,9 @@ class _ClusterBase(ClusterVerbs):
         return ",".join(f"{b.host}:{b.port}" for b in self._state.brokers.values())
 
     @property
-    def brokers(self) -> list[Broker]:
-        """Every broker (node id, host, port, rack, running)."""
-        return list(self._state.brokers.values())
+    def brokers(self) -> list[BrokerView]:
+        """A snapshot of every broker (node id, host, port, rack, running, configs)."""
+        return self._read(lambda: [broker_view(b) for b in self._state.brokers.values()])
 
     @property
     def state(self) -> ClusterState:

@@ -147,6 +147,10 @@ class ClusterVerbs:
     ) -> int:
         """Append one record as a producer would (for test setup); returns its offset."""
         v, k = _bytes(value, "value"), _bytes(key, "key")
+        if timestamp is not None and (
+            isinstance(timestamp, bool) or not isinstance(timestamp, int)
+        ):
+            raise ConfigError(f"produce: timestamp must be an int (ms) or None, got {timestamp!r}")
         hdrs = tuple((hk, _bytes(hv, f"headers[{hk!r}]")) for hk, hv in headers)
 
         def do() -> int:

@@ -35,11 +35,14 @@ from mockkafka.cluster.configs import (
     BROKER_DEFAULTS,
     TOPIC_DEFAULTS,
     TOPIC_TO_BROKER,
+    DynamicConfigs,
     validate_topic_config,
 )
+from mockkafka.cluster.fetch_sessions import FetchSessionCache
 from mockkafka.cluster.log import PartitionLog
 from mockkafka.cluster.producers import ProducerIdInfo, ProducerPartitionState
 from mockkafka.errors import ErrorCode, KafkaApiError
+from mockkafka.faults.engine import FaultEngine
 
 
 class Clock(Protocol):
@@ -286,8 +289,9 @@ class ClusterState:
             self.brokers[i] = Broker(node_id=i, rack=rack)
         self._wakers: list[Callable[[Hashable], None]] = []
         self._timer_seq = itertools.count()
-        # Extension points for subsystems (fetch sessions, server, faults).
-        self.extensions: dict[str, Any] = {}
+        #: The fault rules consulted for every request (kept by :meth:`reset`, which clears
+        #: its rules through the public cluster).
+        self.faults = FaultEngine(self.now_ms)
         self._init_data()
 
     def _init_data(self) -> None:
@@ -309,6 +313,12 @@ class ClusterState:
         self._next_assignment = 0
         # Per-API version caps (cap_api_versions): api key -> max version.
         self.api_version_caps: dict[int, int] = {}
+        #: Incremental fetch sessions (KIP-227) by broker id.
+        self.fetch_sessions: dict[int, FetchSessionCache] = {}
+        #: Configs set at run time beyond ``broker_configs`` (see ``configs.py``).
+        self.dynamic_configs = DynamicConfigs()
+        #: State of subsystems that have no typed attribute yet, by name (cleared by reset).
+        self.extensions: dict[str, Any] = {}
         from mockkafka.cluster.coordinators import Coordinators
         from mockkafka.cluster.groups import GroupCoordinator
         from mockkafka.cluster.transactions import TransactionCoordinator
@@ -323,7 +333,6 @@ class ClusterState:
         state (the server starts stopped ones again). Parked requests are woken."""
         for b in self.brokers.values():
             b.configs.clear()
-        self.extensions = {k: v for k, v in self.extensions.items() if k in _KEPT_EXTENSIONS}
         self._init_data()
         self.notify(("topics",))
         self.notify(_TIMERS_CHANGED)
@@ -554,9 +563,7 @@ class ClusterState:
 
     def emit_event(self, name: str, **attrs: Any) -> None:
         """Record a cluster event for fault rules (``Trigger.after_event``)."""
-        engine = self.extensions.get("faults")
-        if engine is not None:
-            engine.record_event(name, **attrs)
+        self.faults.record_event(name, **attrs)
 
     def set_leader(self, topic: str, index: int, leader: int) -> Partition:
         """Make ``leader`` the partition leader (-1: none) and bump the leader epoch.
@@ -708,8 +715,6 @@ class ClusterState:
 
 
 _TIMERS_CHANGED = ("timers",)
-# Extensions that belong to the cluster's machinery, not to a test (kept by reset).
-_KEPT_EXTENSIONS = frozenset({"server", "faults"})
 TIMERS_CHANGED: Hashable = _TIMERS_CHANGED
 
 

@@ -15,7 +15,7 @@ it; the first action method (``error``, ``delay``, ``throttle``, ``drop_connecti
 ``observe``) adds it to the cluster, and further action methods chain more actions. So put
 trigger methods before the first action.
 
-:class:`FaultEngine` lives in the cluster state (``state.extensions["faults"]``) and is
+:class:`FaultEngine` lives in the cluster state (``state.faults``) and is
 consulted for every request by the server: :meth:`FaultEngine.candidates` lists the active
 rules whose match fits; :meth:`FaultEngine.decide` applies a rule's trigger (counts the
 match, draws the seeded probability) and says whether it fires. Rules whose actions edit
@@ -507,9 +507,6 @@ class Faults:
         return f"<Faults: {len(self.engine.rules())} rules>"
 
 
-def engine_of(state: Any) -> FaultEngine:
-    """The fault engine of a ClusterState (created on first use)."""
-    eng = state.extensions.get("faults")
-    if eng is None:
-        eng = state.extensions["faults"] = FaultEngine(state.now_ms)
-    return eng  # type: ignore[no-any-return]
+def engine_of(state: ClusterState) -> FaultEngine:
+    """The fault engine of a ClusterState."""
+    return state.faults

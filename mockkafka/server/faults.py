@@ -56,11 +56,13 @@ from mockkafka.handlers.base import NO_RESPONSE, RequestContext, error_response
 from mockkafka.protocol import records as rec
 from mockkafka.protocol.codec import field_names
 from mockkafka.protocol.framing import Request
+from mockkafka.server.connection import RECEIVE_SIZE, CloseConnection
 from mockkafka.server.traffic import Exchange
 
 if TYPE_CHECKING:
     from mockkafka.cluster.state import ClusterState
-    from mockkafka.server.runtime import ClusterServer, Connection
+    from mockkafka.server.connection import Connection
+    from mockkafka.server.runtime import ClusterServer
 
 #: APIs whose partition-level errors must keep the claimed partitions from being applied.
 STATE_CHANGING = frozenset(
@@ -96,7 +98,7 @@ async def apply_faults(
     """The server's fault hook: run the request through the fault rules (see module doc)."""
     spec = server.handlers[ctx.header.api_key]
     body: dict[str, Any] = req.body or {}
-    engine: FaultEngine | None = server.state.extensions.get("faults")
+    engine: FaultEngine = server.state.faults
     if not engine:
         return server.finish(ex, ctx, await server.run_handler(spec, ctx, body))
     resolve = topic_resolver(server.state)
@@ -125,8 +127,6 @@ async def apply_faults(
             ex.closed_connection = True
             ex.response_time_ms = server.state.now_ms()
             server.traffic.completed(ex)
-            from mockkafka.server.runtime import CloseConnection  # (import cycle)
-
             raise CloseConnection(f"fault: drop connection before {ctx.api.name}")
         if isinstance(a, NeverRespond):
             ex.no_response = True
@@ -188,8 +188,6 @@ async def apply_faults(
     if drop_after:
         ex.closed_connection = True
         server.traffic.completed(ex)
-        from mockkafka.server.runtime import CloseConnection  # (import cycle)
-
         raise CloseConnection(f"fault: drop connection after {ctx.api.name}")
     return out
 
@@ -197,8 +195,6 @@ async def apply_faults(
 async def _wait_until_closed(conn: Connection) -> None:
     """Park a never-answered request until the client hangs up (reading and dropping
     whatever else it sends on this connection), then close."""
-    from mockkafka.server.runtime import RECEIVE_SIZE, CloseConnection
-
     while True:
         try:
             data = await conn.stream.receive_some(RECEIVE_SIZE)

@@ -27,14 +27,12 @@ import math
 import os
 import traceback
 from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass, field
 from typing import Any
 
 import trio
 
 from mockkafka.cluster.state import TIMERS_CHANGED, ClusterState
 from mockkafka.errors import ErrorCode
-from mockkafka.faults.engine import engine_of
 from mockkafka.faults.inspect import request_info
 from mockkafka.handlers.base import (
     NO_RESPONSE,
@@ -48,43 +46,18 @@ from mockkafka.handlers.base import (
 from mockkafka.protocol.apis import API_VERSIONS_KEY
 from mockkafka.protocol.errors import ProtocolError
 from mockkafka.protocol.framing import NEED_DATA, Request, ServerConnection
+from mockkafka.server.connection import RECEIVE_SIZE, CloseConnection, Connection
 from mockkafka.server.faults import apply_faults, topic_resolver
 from mockkafka.server.traffic import Exchange, TrafficLog
 from mockkafka.server.waits import StateSignal
 
 log = logging.getLogger("mockkafka.server")
 
-RECEIVE_SIZE = 256 * 1024
 FLUSH_SIZE = 1024 * 1024  # send held responses once they are this large
 # A connection's first requests come in a quick chain (ApiVersions, Metadata, then what the
 # client connected for); only then is it worth a non-blocking read for the next request
 # before answering (each read is a syscall and, in-process, a GIL hand-off).
 PEEK_REQUESTS = 8
-
-
-class CloseConnection(Exception):
-    """Raised inside dispatch to close the connection (after sending ``pending`` bytes)."""
-
-    def __init__(self, reason: str, pending: bytes = b"") -> None:
-        super().__init__(reason)
-        self.pending = pending
-
-
-@dataclass(slots=True)
-class Connection:
-    """One client connection to one broker."""
-
-    id: int
-    broker_id: int
-    stream: trio.SocketStream
-    peer: str
-    state: dict[str, Any] = field(default_factory=dict)
-    # Earliest time (trio clock) the next request may be answered (KIP-219 throttling).
-    muted_until: float = 0.0
-    # Responses encoded but not yet sent: requests the client pipelined are answered with
-    # one write (see ClusterServer.flush).
-    out: bytearray = field(default_factory=bytearray)
-    requests: int = 0  # requests read so far
 
 
 # A fault hook sees each request before the handler and may answer instead, or change the
@@ -124,10 +97,8 @@ class ClusterServer:
         self._nursery: trio.Nursery | None = None
         self._timer_wake = trio.Event()
         self.handlers = load_handlers()
-        engine_of(state)  # rules may be added before the first request
         self.fault_hook: FaultHook | None = apply_faults
         state.add_waker(self._wake)
-        state.extensions["server"] = self
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -355,6 +326,7 @@ class ClusterServer:
             api=spec.api,
             now_ms=now,
             connection_state=conn.state,
+            peer=conn.peer,
         )
         # What traffic filters match on; without recording only fault rules need it, and
         # the fault hook works it out when a rule is there to see it.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 import mockkafka
+from tests.api.conftest import commit_one_transaction
 from tests.interop.conftest import unique
 
 
@@ -13,12 +14,7 @@ def test_reset_clears_what_a_test_left_and_keeps_the_ports() -> None:
         ports = [b.port for b in cluster.brokers]
         topic = unique("t")
         cluster.create_topic(topic, replication_factor=3)
-        tid = unique("tx")
-        p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "transactional.id": tid})
-        p.init_transactions(10)
-        p.begin_transaction()
-        p.produce(topic, b"x")
-        p.commit_transaction(10)
+        commit_one_transaction(cluster, topic)
         cluster.commit_offsets("g", {(topic, 0): 1})
         cluster.faults.on("Fetch").every_time().delay(ms=1)
         cluster.cap_api_versions({"Fetch": 4})

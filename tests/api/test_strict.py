@@ -119,3 +119,25 @@ def test_rules_that_could_never_fire_are_refused_when_made() -> None:
         with pytest.raises(mockkafka.ConfigError, match="only Fetch"):
             cluster.faults.on("Produce").corrupt_batch()
         assert cluster.faults.rules() == []
+
+
+def test_verbs_refuse_bad_arguments_with_a_mockkafka_error() -> None:
+    with mockkafka.Cluster() as cluster:
+        cluster.create_topic("t")
+        with pytest.raises(mockkafka.ConfigError, match="value must be bytes, str or None"):
+            cluster.produce("t", 42)  # type: ignore[arg-type]
+        with pytest.raises(mockkafka.ConfigError, match="timestamp must be an int"):
+            cluster.produce("t", b"x", timestamp="now")  # type: ignore[arg-type]
+        with pytest.raises(mockkafka.ConfigError, match="partitions must be an int"):
+            cluster.create_topic("u", partitions="3")  # type: ignore[arg-type]
+        with pytest.raises(mockkafka.ConfigError, match="give group= or transactional_id="):
+            cluster.coordinator()
+        with pytest.raises(mockkafka.ConfigError, match="not both"):
+            cluster.move_coordinator(group="g", transactional_id="t", to=1)
+        with pytest.raises(mockkafka.ConfigError, match="did you mean 'Ongoing'"):
+            cluster.transactions(state="ongoing")
+        with pytest.raises(mockkafka.ConfigError, match="caps"):
+            cluster.cap_api_versions({"Fetchh": 3})
+        cluster.commit_offsets("g", {("t", 0): 1})
+        with pytest.raises(mockkafka.KafkaApiError, match="UNKNOWN_MEMBER_ID"):
+            cluster.group("g").member("nobody")

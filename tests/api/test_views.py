@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from confluent_kafka import Producer
 
 import mockkafka
+from tests.api.conftest import commit_one_transaction
 from tests.interop.conftest import unique
 
 
@@ -48,12 +48,7 @@ def test_group_and_transaction_views_have_readable_reprs() -> None:
         cluster.create_topic(topic)
         cluster.commit_offsets("g", {(topic, 0): 0})
         assert "group 'g' Empty" in repr(cluster.group("g"))
-        tid = unique("tx")
-        p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "transactional.id": tid})
-        p.init_transactions(10)
-        p.begin_transaction()
-        p.produce(topic, b"x")
-        p.commit_transaction(10)
+        tid = commit_one_transaction(cluster, topic)
         view = cluster.wait_for_transaction(tid, state="CompleteCommit")
         text = repr(view)
         assert tid in text and "CompleteCommit" in text and "1 committed" in text
