@@ -252,6 +252,11 @@ class ClusterServer:
                             break
                         assert isinstance(req, Request)
                         conn.requests += 1
+                        if conn.out:
+                            # Requests are taken back to back while answers are held: a
+                            # broker stopped meanwhile (its scope cancelled) must not take
+                            # one more. No yield unless cancelled.
+                            await trio.lowlevel.checkpoint_if_cancelled()
                         try:
                             out = await self.dispatch(conn, req)
                         except CloseConnection as close:
