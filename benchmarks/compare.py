@@ -646,7 +646,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", choices=TARGETS, action="append", help="restrict targets")
     ap.add_argument("--no-scale", action="store_true", help="skip the scale curves")
     ap.add_argument("--scale-only", action="store_true", help="only the scale curves")
-    ap.add_argument("--scale-point", nargs=2, metavar=("NAME", "N"), help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--scale-point",
+        nargs=2,
+        metavar=("NAME", "N"),
+        help=f"print one point of a scale curve ({', '.join(SCALE_POINTS)}) and its RSS",
+    )
     args = ap.parse_args(argv)
     q = args.quick
     messages = args.messages or (50_000 if q else 1_000_000)

@@ -8,6 +8,8 @@ stopping a broker closes its listener and every connection to it at once. Each c
 served by one task that reads bytes into a sans-IO
 :class:`~mockkafka.protocol.framing.ServerConnection` and handles the requests it yields
 strictly in order, one at a time, as Kafka does; a Produce with acks=0 gets no response.
+The answers to requests a client pipelined go out in one write (:meth:`ClusterServer.flush`);
+anything that makes a request wait sends the answers held before it first.
 
 A handler that returns :class:`~mockkafka.handlers.base.Park` (long-poll Fetch, JoinGroup)
 is resumed when the cluster notifies one of its keys or its deadline passes. A timer task
