@@ -391,7 +391,19 @@ def scale_metadata(factor: int) -> tuple[float, float]:
 
 
 def scale_idle_connections(count: int) -> tuple[float, float]:
-    """produce+flush p50 of an active client while ``count`` idle connections are open."""
+    """produce+flush p50 of an active client while ``count`` idle connections are open.
+
+    Both ends of each connection are in this process: the soft file limit is raised for
+    them (a fresh machine often starts at 1024)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 2 * count + 256
+    if soft < want:
+        cap = want if hard == resource.RLIM_INFINITY else min(want, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (cap, hard))
+        if cap < want:
+            raise SystemExit(f"{count} idle connections need {want} open files; the limit is {cap}")
     with mockkafka.Cluster(brokers=1, record_traffic=False) as c:
         c.create_topic(TOPIC, partitions=1)
         idle = []
