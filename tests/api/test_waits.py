@@ -145,23 +145,29 @@ def test_awaitable_waits_of_the_threaded_cluster_work_under_asyncio(
     topic, group = unique("t"), unique("g")
     cluster.create_topic(topic, partitions=3)
 
-    async def main() -> mockkafka.GroupView:
+    rule = cluster.faults.on("Fetch", topic=topic).every_time().observe()
+
+    async def main() -> tuple[mockkafka.GroupView, int, int]:
         c = AIOKafkaConsumer(topic, bootstrap_servers=cluster.bootstrap_servers, group_id=group)
         await c.start()
         try:
-            waiting = asyncio.ensure_future(
-                cluster.wait_for_group_async(group, members=1, timeout=T)
+            waiting = asyncio.gather(
+                cluster.wait_for_group_async(group, members=1, timeout=T),
+                rule.wait_fired_async(2, timeout=T),
+                cluster.traffic.wait_for_async("Fetch", count=2, topic=topic, timeout=T),
             )
             for _ in range(300):  # aiokafka joins in the background; keep the loop free
                 if waiting.done():
                     break
                 await c.getmany(timeout_ms=100)
-            return await waiting
+            view, fired, fetches = await waiting
+            return view, fired, len(fetches)
         finally:
             await c.stop()
 
-    view = asyncio.run(main())
+    view, fired, fetches = asyncio.run(main())
     assert view.state == "Stable" and len(view.members) == 1
+    assert fired >= 2 and fetches >= 2
 
 
 def test_awaitable_waits_of_the_threaded_cluster_work_under_trio(
@@ -196,3 +202,29 @@ async def test_trio_cluster_waits_see_a_consumer_joining_from_a_thread() -> None
         with pytest.raises(mockkafka.MockKafkaError, match=r"await rule\.wait_fired_async"):
             rule.wait_fired(timeout=1)
         cluster.faults.clear()
+
+
+def test_threaded_cluster_verbs_work_from_trio_and_asyncio_code(
+    cluster: mockkafka.Cluster,
+) -> None:
+    # Verbs block the caller's own loop briefly; they must not refuse to run there.
+    topic = unique("t")
+
+    async def in_trio() -> None:
+        cluster.create_topic(topic, partitions=2)
+        cluster.stop_broker(3)
+        cluster.start_broker(3)  # waits for the network on the cluster's loop
+        cluster.produce(topic, b"from trio")
+
+    async def in_asyncio() -> list[mockkafka.Record]:
+        cluster.produce(topic, b"from asyncio", partition=1)
+        return await cluster.wait_for_records_async(topic, count=2, timeout=T)
+
+    trio.run(in_trio)
+    assert [r.value for r in asyncio.run(in_asyncio())] == [b"from trio", b"from asyncio"]
+    with pytest.raises(mockkafka.KafkaApiError, match="TOPIC_ALREADY_EXISTS"):
+        trio.run(lambda: _create_async(cluster, topic))
+
+
+async def _create_async(cluster: mockkafka.Cluster, topic: str) -> None:
+    cluster.create_topic(topic)
