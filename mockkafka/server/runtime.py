@@ -57,9 +57,11 @@ log = logging.getLogger("mockkafka.server")
 
 FLUSH_SIZE = 1024 * 1024  # send held responses once they are this large
 # A connection's first requests come in a quick chain (ApiVersions, Metadata, then what the
-# client connected for); only then is it worth a non-blocking read for the next request
-# before answering (each read is a syscall and, in-process, a GIL hand-off).
-PEEK_REQUESTS = 8
+# client connected for). After answering a Metadata among them, the broker reads what has
+# arrived before sending (see _receive_nowait); nowhere else (each read is a syscall and,
+# in-process, a GIL hand-off, and other clients' timing is left as it was).
+PEEK_REQUESTS = 3
+METADATA_KEY = 3
 
 
 # A fault hook sees each request before the handler and may answer instead, or change the
@@ -234,6 +236,7 @@ class ClusterServer:
         conn = Connection(cid, node_id, stream, peer)
         self.connections[cid] = conn
         codec = ServerConnection(max_frame_size=self.state.config.max_request_size)
+        last_api = -1
         try:
             async with stream:
                 while True:
@@ -244,9 +247,14 @@ class ClusterServer:
                     while True:
                         req = codec.next_event()
                         if req is NEED_DATA:
-                            # Answer what the client pipelined with one write; a request
-                            # that arrived while we worked joins it (see _receive_nowait).
-                            if conn.out and conn.requests <= PEEK_REQUESTS:
+                            # Answer what the client pipelined with one write; at the start
+                            # of a connection, a request that arrived while Metadata was
+                            # being answered joins it (see _receive_nowait).
+                            if (
+                                conn.out
+                                and conn.requests <= PEEK_REQUESTS
+                                and last_api == METADATA_KEY
+                            ):
                                 more = _receive_nowait(stream)
                                 if more:
                                     codec.receive_data(more)
@@ -254,11 +262,7 @@ class ClusterServer:
                             break
                         assert isinstance(req, Request)
                         conn.requests += 1
-                        if conn.out:
-                            # Requests are taken back to back while answers are held: a
-                            # broker stopped meanwhile (its scope cancelled) must not take
-                            # one more. No yield unless cancelled.
-                            await trio.lowlevel.checkpoint_if_cancelled()
+                        last_api = req.header.api_key
                         try:
                             out = await self.dispatch(conn, req)
                         except CloseConnection as close:
