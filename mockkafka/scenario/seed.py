@@ -39,7 +39,7 @@ def _provider(fake: Any, name: str, path: Path) -> Callable[..., Any]:
         raise ScenarioError(
             path,
             f"faker.{name} needs the faker package: pip install 'mockkafka[scenarios]' "
-            "(or use a plain template such as \"order-{{ index }}\")",
+            '(or use a plain template such as "order-{{ index }}")',
         )
     fn = getattr(fake, name, None) if not name.startswith("_") else None
     if not callable(fn):

@@ -30,3 +30,7 @@ class Connection:
     state: dict[str, Any] = field(default_factory=dict)
     # Earliest time (trio clock) the next request may be answered (KIP-219 throttling).
     muted_until: float = 0.0
+    # Responses encoded but not yet sent: requests the client pipelined are answered with
+    # one write (see ClusterServer.flush).
+    out: bytearray = field(default_factory=bytearray)
+    requests: int = 0  # requests read so far

@@ -122,6 +122,7 @@ async def apply_faults(
     # 1. before processing
     for _r, a in actions:
         if isinstance(a, Delay) and a.before_processing:
+            await server.flush(conn)
             await trio.sleep(a.ms / 1000)
     for _r, a in actions:
         if isinstance(a, DropConnection) and not a.after_processing:
@@ -132,6 +133,7 @@ async def apply_faults(
         if isinstance(a, NeverRespond):
             ex.no_response = True
             server.traffic.completed(ex)
+            await server.flush(conn)
             await _wait_until_closed(conn)
 
     # 2. the response
@@ -181,6 +183,7 @@ async def apply_faults(
                 response["throttle_time_ms"] = a.ms
             conn.muted_until = max(conn.muted_until, trio.current_time() + a.ms / 1000)
         elif isinstance(a, Delay) and not a.before_processing:
+            await server.flush(conn)
             await trio.sleep(a.ms / 1000)
         elif isinstance(a, DropConnection) and a.after_processing:
             drop_after = True
