@@ -12,6 +12,10 @@ Fixtures
     ``kafka_cluster_options``  the options dict; override it in a conftest.py
     ``kafka_cluster_trio``     a :class:`mockkafka.AsyncCluster` on the test's trio loop
                                (only when pytest-trio is installed)
+    ``spark``                  a local SparkSession with Spark's Kafka connector (session
+                               scope; skips saying why where pyspark/Java/the connector is
+                               missing; see docs/spark.md)
+    ``spark_kafka``            a :class:`mockkafka.spark.SparkKafka` for ``kafka_cluster``
 
 asyncio tests (aiokafka) use ``kafka_cluster`` / ``kafka_bootstrap``: the cluster runs in its
 own thread, so it serves whichever event loop the test runs.
@@ -55,6 +59,7 @@ from pytest_plugin._report import (
     format_broker_errors,
     jsonl_name,
 )
+from pytest_plugin._spark import spark, spark_kafka  # cheap: pyspark is imported lazily
 
 TESTS_KEY = pytest.StashKey[TestClusters]()
 INI_KEY = pytest.StashKey[Mapping[str, Any]]()
@@ -68,6 +73,8 @@ __all__ = [
     "kafka_cluster",
     "kafka_cluster_factory",
     "kafka_cluster_options",
+    "spark",
+    "spark_kafka",
 ]
 
 
