@@ -12,14 +12,23 @@ import org.apache.kafka.clients.consumer.*;
 import org.apache.kafka.clients.producer.*;
 import org.apache.kafka.common.*;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.serialization.*;
 
 public final class Interop {
   static final Duration POLL = Duration.ofMillis(100);
 
   public static void main(String[] args) throws Exception {
-    String cmd = args[0];
-    String boot = args[1];
+    try {
+      System.out.println(json(run(args[0], args[1], args)));
+      System.exit(0);
+    } catch (Throwable t) {
+      t.printStackTrace();
+      System.exit(1);  // also ends non-daemon client threads left behind
+    }
+  }
+
+  static Map<String, Object> run(String cmd, String boot, String[] args) throws Exception {
     Map<String, Object> out;
     switch (cmd) {
       case "codecs": out = codecs(boot, args[2], Integer.parseInt(args[3])); break;
@@ -32,8 +41,7 @@ public final class Interop {
       case "admin": out = admin(boot, args[2]); break;
       default: throw new IllegalArgumentException("unknown subcommand " + cmd);
     }
-    System.out.println(json(out));
-    System.exit(0);
+    return out;
   }
 
   // -- clients -------------------------------------------------------------------------------
@@ -206,8 +214,10 @@ public final class Interop {
       case "consumer": conf.put("group.protocol", "consumer"); break;
       default: throw new IllegalArgumentException("protocol " + protocol);
     }
-    conf.put("session.timeout.ms", "10000");
-    conf.put("heartbeat.interval.ms", "200");
+    if (!protocol.equals("consumer")) {  // the broker sets these under group.protocol=consumer
+      conf.put("session.timeout.ms", "10000");
+      conf.put("heartbeat.interval.ms", "200");
+    }
     AtomicInteger total = new AtomicInteger();
     AtomicBoolean stop = new AtomicBoolean();
     ConcurrentHashMap<String, Set<Integer>> assigned = new ConcurrentHashMap<>();
@@ -218,13 +228,14 @@ public final class Interop {
       final String name = "member" + m;
       results.add(pool.submit(() -> {
         int mine = 0;
-        try (KafkaConsumer<String, String> c = consumer(boot, conf)) {
+        KafkaConsumer<String, String> c = consumer(boot, conf);
+        try {
           c.subscribe(List.of(topic));
-          long deadline = System.currentTimeMillis() + 45_000;
+          long deadline = System.currentTimeMillis() + 30_000;
           while (!stop.get() && System.currentTimeMillis() < deadline) {
             ConsumerRecords<String, String> rs = c.poll(POLL);
             mine += rs.count();
-            if (!rs.isEmpty()) c.commitSync();
+            if (!rs.isEmpty()) commitOrRetryLater(c);
             Set<Integer> parts = new TreeSet<>();
             for (TopicPartition tp : c.assignment()) parts.add(tp.partition());
             assigned.put(name, parts);
@@ -234,17 +245,33 @@ public final class Interop {
               stop.set(true);
             }
           }
+          commitOrRetryLater(c);
+        } finally {
+          c.close(Duration.ofSeconds(5));
         }
         return mine;
       }));
     }
     int consumed = 0;
-    for (Future<Integer> f : results) consumed += f.get(60, TimeUnit.SECONDS);
-    pool.shutdown();
+    try {
+      for (Future<Integer> f : results) consumed += f.get(60, TimeUnit.SECONDS);
+    } finally {
+      pool.shutdownNow();
+    }
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("consumed", consumed);
     out.put("assignments", settled.get());
+    out.put("last_seen", new LinkedHashMap<>(assigned));
     return out;
+  }
+
+  /** A commit refused by a rebalance is normal: the next poll() completes it, then retry. */
+  static void commitOrRetryLater(KafkaConsumer<String, String> c) {
+    try {
+      c.commitSync();
+    } catch (RebalanceInProgressException | CommitFailedException e) {
+      // The new owner re-reads from the last committed offset.
+    }
   }
 
   /** Both members hold partitions, and no partition is held twice (the rebalance settled). */
