@@ -139,7 +139,7 @@ def build_go() -> Program:
     Skips when go is missing or the modules cannot be downloaded.
     """
     if shutil.which("go") is None:
-        pytest.skip("go tier: `go` is not installed (Go 1.24 or newer)")
+        pytest.skip("go tier: `go` is not installed (Go 1.26 or newer, as go/go.mod says)")
     sources = sorted(GO_SRC.glob("*.go")) + [GO_SRC / "go.mod", GO_SRC / "go.sum"]
     binary = CACHE / "go" / f"interop-{_digest([s for s in sources if s.exists()])}"
     if not binary.is_file():
