@@ -46,6 +46,9 @@ class PipelineConfig:
     bootstrap_servers: str
     checkpoint_location: str
     input_topic: str = "orders"
+    #: subscribe to every topic matching this regex instead of ``input_topic`` (a deleted
+    #: input topic then drops out of the subscription rather than failing the query)
+    input_pattern: str | None = None
     output_topic: str = "customer-totals"
     starting_offsets: str = "earliest"
     fail_on_data_loss: bool = True
@@ -63,7 +66,7 @@ def read_orders(spark: SparkSession, config: PipelineConfig) -> DataFrame:
     reader = (
         spark.readStream.format("kafka")
         .option("kafka.bootstrap.servers", config.bootstrap_servers)
-        .option("subscribe", config.input_topic)
+        .option(*_subscription(config))
         .option("startingOffsets", config.starting_offsets)
         .option("failOnDataLoss", str(config.fail_on_data_loss).lower())
         .option("kafka.isolation.level", config.isolation_level)
@@ -72,6 +75,12 @@ def read_orders(spark: SparkSession, config: PipelineConfig) -> DataFrame:
     if config.max_offsets_per_trigger is not None:
         reader = reader.option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
     return reader.load()
+
+
+def _subscription(config: PipelineConfig) -> tuple[str, str]:
+    if config.input_pattern is not None:
+        return ("subscribePattern", config.input_pattern)
+    return ("subscribe", config.input_topic)
 
 
 def parse_orders(raw: DataFrame) -> DataFrame:
