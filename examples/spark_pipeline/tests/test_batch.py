@@ -9,7 +9,7 @@ import pytest
 
 import mockkafka
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
 
 
 def rows(df: Any) -> list[tuple[int, int, str]]:

@@ -25,6 +25,7 @@ pytestmark = [
     pytest.mark.spark,
     pytest.mark.spark_extended,
     pytest.mark.kafka_cluster(brokers=3),
+    pytest.mark.timeout(300),  # the first Spark test also starts the JVM
 ]
 
 

@@ -17,7 +17,7 @@ from examples.spark_pipeline.orders import batches, expected_totals, fake_orders
 from examples.spark_pipeline.pipeline import PipelineConfig
 from examples.spark_pipeline.tests.conftest import produce_orders, wait_for, wait_for_totals
 
-pytestmark = [pytest.mark.spark, pytest.mark.kafka_cluster(brokers=3)]
+pytestmark = [pytest.mark.spark, pytest.mark.kafka_cluster(brokers=3), pytest.mark.timeout(300)]
 
 
 def test_totals_per_customer_match_the_orders(
