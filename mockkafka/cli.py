@@ -21,7 +21,7 @@ from typing import TextIO
 
 import trio
 
-from mockkafka._cluster import open_cluster
+from mockkafka._api.cluster import open_cluster
 from mockkafka.errors import ConfigError, KafkaApiError
 
 

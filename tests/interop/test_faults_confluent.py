@@ -15,7 +15,7 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
 import mockkafka
 from mockkafka.errors import ErrorCode
-from tests.interop.conftest import requires_apis, unique, wait_until
+from tests.interop.conftest import requires_apis, unique
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
 
@@ -404,4 +404,4 @@ def test_every_client_matching_a_wildcard_can_be_starved(cluster: mockkafka.Clus
         ok.flush(5)
     assert _stored(cluster, topic) == [b"y"]
     assert all(ex.response is None for ex in cluster.traffic.requests(client_id="svc-*"))
-    wait_until(lambda: rule.fired >= 1, what="the rule fired")
+    rule.wait_fired()

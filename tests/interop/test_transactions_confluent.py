@@ -22,7 +22,6 @@ from tests.interop.conftest import (
     source_and_sink,
     txn_partitions,
     unique,
-    wait_until,
 )
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(30)]
@@ -380,7 +379,7 @@ def test_client_follows_a_moved_transaction_coordinator_and_retries_concurrent_t
         p.commit_transaction(10)
     finally:
         _close(p)
-    wait_until(lambda: cluster.transaction(tid).committed_count == 3, what="three commits")
+    cluster.wait_for_transaction(tid, where=lambda t: t.committed_count == 3)
     ends = [
         e
         for e in cluster.traffic.requests(api="AddPartitionsToTxn")

@@ -7,23 +7,37 @@ from typing import TypeVar
 
 import pytest
 
-from mockkafka._verbs_groups import GroupsVerbs
-from mockkafka._verbs_transactions import TransactionsVerbs
+from mockkafka import TransactionView, WaitTimeout
+from mockkafka._api.verbs import ClusterVerbs
 from mockkafka.cluster.state import ClusterState
 from mockkafka.errors import ConfigError, ErrorCode, KafkaApiError
+from mockkafka.server.waits import Waits
 from tests.transactions.conftest import Harness
 
 T = TypeVar("T")
 
 
-class Verbs(TransactionsVerbs, GroupsVerbs):
-    """The verbs mixin over a bare state, as the Cluster runs them on its loop."""
+class Verbs(ClusterVerbs):
+    """The verbs over a bare state, as the Cluster runs them on its loop."""
 
     def __init__(self, state: ClusterState) -> None:
         self._state = state
 
     def _call(self, fn: Callable[[], T]) -> T:
         return fn()
+
+    _read = _call
+
+    def wait_for_transaction(
+        self,
+        transactional_id: str,
+        *,
+        state: str | None = None,
+        where: Callable[[TransactionView], bool] | None = None,
+        timeout: float = 10.0,
+    ) -> TransactionView:
+        probe, what = self._transaction_probe(transactional_id, state, where)
+        return Waits.inline().wait(probe, timeout=timeout, what=what, async_name="-")
 
 
 def _ongoing(h: Harness, tid: str) -> tuple[int, int]:
@@ -99,5 +113,7 @@ def test_move_transaction_coordinator_and_marker_delay(h: Harness) -> None:
     assert v.wait_for_transaction(
         "t1", where=lambda t: t.committed_count == 1, timeout=1
     ).state == ("CompleteCommit")
-    with pytest.raises(AssertionError, match="did not reach"):
+    with pytest.raises(
+        WaitTimeout, match=r"not reached within 0\.05 s; last seen: 't1' CompleteCommit"
+    ):
         v.wait_for_transaction("t1", where=lambda t: t.ongoing, timeout=0.05)
