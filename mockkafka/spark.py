@@ -36,7 +36,7 @@ from mockkafka.errors import MockKafkaError
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from pyspark.sql import SparkSession
 
-    from mockkafka._cluster import Cluster
+    from mockkafka import Cluster
 
 __all__ = [
     "KNOWN_GOOD_VERSIONS",
@@ -178,7 +178,7 @@ def connector_jars(*, timeout: float = MVN_TIMEOUT_S) -> list[str]:
     (work / "pom.xml").write_text(_POM.format(group=group, artifact=artifact, version=version))
     out = work / "classpath.txt"
     problem = _run_mvn(work, out, offline=True, timeout=timeout)
-    if problem:
+    if problem and os.environ.get("MOCKKAFKA_BUILD_OFFLINE") != "1":
         problem = _run_mvn(work, out, offline=False, timeout=timeout)
     if problem:
         hint = ""

@@ -59,9 +59,7 @@ def test_sarama_group_consumes_and_commits(go: Program, cluster: mockkafka.Clust
     cluster.create_topic(topic, partitions=3, replication_factor=3)
     for i in range(90):
         cluster.produce(topic, f"v{i}", partition=i % 3)
-    assert go.run("sarama-group", cluster.bootstrap_servers, topic, group, "90") == {
-        "consumed": 90
-    }
+    assert go.run("sarama-group", cluster.bootstrap_servers, topic, group, "90") == {"consumed": 90}
     assert sum(cluster.committed_offsets(group).values()) == 90
 
 

@@ -24,6 +24,12 @@ def java(request: pytest.FixtureRequest) -> Program:
     return build_java(request.param)
 
 
+@pytest.fixture(scope="session")
+def java_newest() -> Program:
+    """Only the newest client for the fault-reaction tests (they exercise the broker)."""
+    return build_java(KAFKA_CLIENTS_VERSIONS[0])
+
+
 @pytest.fixture
 def cluster() -> mockkafka.Cluster:
     with mockkafka.Cluster(brokers=3) as c:
@@ -122,19 +128,19 @@ def test_admin_everyday_calls(java: Program, cluster: mockkafka.Cluster) -> None
 
 
 def test_consumer_follows_a_leader_move_mid_stream(
-    java: Program, cluster: mockkafka.Cluster
+    java_newest: Program, cluster: mockkafka.Cluster
 ) -> None:
     topic = unique("jmove")
     cluster.create_topic(topic, partitions=1, replication_factor=3)
     for i in range(50):
         cluster.produce(topic, f"a{i}")
-    proc = java.start("consume", cluster.bootstrap_servers, topic, "100", "read_uncommitted")
+    proc = java_newest.start("consume", cluster.bootstrap_servers, topic, "100", "read_uncommitted")
     cluster.traffic.wait_for("Fetch", count=2, timeout=30)  # the only topic
     old = cluster.topic(topic).partition(0).leader
     cluster.move_leader(topic, 0, to=old % 3 + 1)
     for i in range(50):
         cluster.produce(topic, f"b{i}")
-    seen = java.finish(proc)["seen"]
+    seen = java_newest.finish(proc)["seen"]
     assert Counter(seen) == Counter([f"a{i}" for i in range(50)] + [f"b{i}" for i in range(50)])
     assert cluster.traffic.requests("Fetch", broker=old % 3 + 1)
 
@@ -144,7 +150,7 @@ def test_consumer_follows_a_leader_move_mid_stream(
     ["error", "throttle", "drop_connection"],
 )
 def test_consumer_rides_out_fetch_faults(
-    java: Program, cluster: mockkafka.Cluster, fault: str
+    java_newest: Program, cluster: mockkafka.Cluster, fault: str
 ) -> None:
     topic = unique("jfault")
     cluster.create_topic(topic, partitions=2, replication_factor=3)
@@ -157,16 +163,20 @@ def test_consumer_rides_out_fetch_faults(
         rule = on.throttle(ms=300)
     else:
         rule = on.drop_connection()
-    seen = java.run("consume", cluster.bootstrap_servers, topic, "80", "read_uncommitted")["seen"]
+    seen = java_newest.run("consume", cluster.bootstrap_servers, topic, "80", "read_uncommitted")[
+        "seen"
+    ]
     assert sorted(seen) == sorted(f"v{i}" for i in range(80))
     assert rule.fired == 2
 
 
-def test_producer_rides_out_throttling(java: Program, cluster: mockkafka.Cluster) -> None:
+def test_producer_rides_out_throttling(java_newest: Program, cluster: mockkafka.Cluster) -> None:
     topic = unique("jthr")
     cluster.create_topic(topic, partitions=1, replication_factor=3)
     rule = cluster.faults.on("Produce", topic=topic).times(3).throttle(ms=200)
-    assert java.run("produce", cluster.bootstrap_servers, topic, "100", "true") == {"acked": 100}
+    assert java_newest.run("produce", cluster.bootstrap_servers, topic, "100", "true") == {
+        "acked": 100
+    }
     assert rule.fired == 3
     assert len(values(cluster, topic)) == 100
     throttled = cluster.traffic.requests("Produce", fault=rule)

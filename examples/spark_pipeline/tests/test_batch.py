@@ -89,8 +89,6 @@ def test_read_committed_skips_aborted_transactions(
         **spark_kafka.read_options(topic, **{"kafka.isolation.level": "read_committed"})
     )
     values = [v for _, _, v in rows(committed.load())]
-    assert values == [f"committed-a-{i}" for i in range(3)] + [
-        f"committed-b-{i}" for i in range(3)
-    ]
+    assert values == [f"committed-a-{i}" for i in range(3)] + [f"committed-b-{i}" for i in range(3)]
     everything = spark.read.format("kafka").options(**spark_kafka.read_options(topic))
     assert len(rows(everything.load())) == 9  # read_uncommitted sees the aborted ones too
