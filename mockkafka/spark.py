@@ -200,7 +200,7 @@ def connector_jars(*, timeout: float = MVN_TIMEOUT_S) -> list[str]:
 
 def _artifact_name(jar_name: str) -> str:
     """``kafka-clients-3.9.2.jar`` -> ``kafka-clients`` (the name without its version)."""
-    m = re.match(r"(.+?)-\d[^-]*(-.*)?\.jar$", jar_name)
+    m = re.match(r"(.+?)-\d+\.\d[^-]*(-[^.]*)?\.jar$", jar_name)
     return m.group(1) if m else jar_name
 
 

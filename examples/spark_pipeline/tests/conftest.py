@@ -17,7 +17,8 @@ import pytest
 from confluent_kafka import Producer
 
 import mockkafka
-from examples.spark_pipeline.orders import Order
+from examples.spark_pipeline import pipeline
+from examples.spark_pipeline.orders import Order, expected_totals
 from examples.spark_pipeline.pipeline import PipelineConfig
 
 Totals = dict[str, tuple[Decimal, int]]
@@ -80,6 +81,16 @@ def wait_for(
             break
         time.sleep(0.2)
     raise AssertionError(f"timed out after {timeout} s waiting for {what()}")
+
+
+def start_and_feed(
+    spark: Any, cluster: mockkafka.Cluster, config: PipelineConfig, orders: list[Order]
+) -> Any:
+    """Start the job, publish ``orders`` and wait until their totals are out; the query."""
+    query = pipeline.start(spark, config)
+    produce_orders(config.bootstrap_servers, config.input_topic, orders)
+    wait_for_totals(cluster, config.output_topic, expected_totals(orders), query)
+    return query
 
 
 @pytest.fixture

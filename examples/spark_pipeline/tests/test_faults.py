@@ -17,6 +17,7 @@ from examples.spark_pipeline.pipeline import PipelineConfig
 from examples.spark_pipeline.tests.conftest import (
     latest_totals,
     produce_orders,
+    start_and_feed,
     wait_for,
     wait_for_totals,
 )
@@ -90,9 +91,7 @@ def test_partitions_added_mid_stream_are_picked_up(
     spark: Any, kafka_cluster: mockkafka.Cluster, pipeline_config: PipelineConfig
 ) -> None:
     orders = fake_orders(80, seed=24)
-    query = pipeline.start(spark, pipeline_config)
-    produce_orders(pipeline_config.bootstrap_servers, "orders", orders[:40])
-    wait_for_totals(kafka_cluster, "customer-totals", expected_totals(orders[:40]), query)
+    query = start_and_feed(spark, kafka_cluster, pipeline_config, orders[:40])
     kafka_cluster.add_partitions("orders", total=5)
     for i, order in enumerate(orders[40:]):  # only the new partitions
         kafka_cluster.produce("orders", order.value(), key=order.key(), partition=3 + i % 2)
@@ -108,9 +107,7 @@ def test_topic_deleted_mid_stream_keeps_running_without_fail_on_data_loss(
     whatever failOnDataLoss says, on a real cluster as here.)"""
     config = replace(pipeline_config, fail_on_data_loss=False, input_pattern="orders")
     orders = fake_orders(30, seed=25)
-    query = pipeline.start(spark, config)
-    produce_orders(config.bootstrap_servers, "orders", orders)
-    wait_for_totals(kafka_cluster, "customer-totals", expected_totals(orders), query)
+    query = start_and_feed(spark, kafka_cluster, config, orders)
     kafka_cluster.delete_topic("orders")
     deleted_at = kafka_cluster.traffic.requests()[-1].seq
     # Many 300 ms triggers pass with the topic gone (wait_for fails at once if the query
@@ -127,9 +124,7 @@ def test_topic_deleted_mid_stream_fails_with_fail_on_data_loss(
     spark: Any, kafka_cluster: mockkafka.Cluster, pipeline_config: PipelineConfig
 ) -> None:
     orders = fake_orders(30, seed=26)
-    query = pipeline.start(spark, pipeline_config)
-    produce_orders(pipeline_config.bootstrap_servers, "orders", orders)
-    wait_for_totals(kafka_cluster, "customer-totals", expected_totals(orders), query)
+    query = start_and_feed(spark, kafka_cluster, pipeline_config, orders)
     kafka_cluster.delete_topic("orders")
     wait_for(lambda: not query.isActive, None, timeout=60, what=lambda: "the query to fail")
     # Spark's Admin-based offset reader meets Kafka's UNKNOWN_TOPIC_OR_PARTITION.
