@@ -93,6 +93,28 @@ def start_and_feed(
     return query
 
 
+def stop_cleanly(query: Any, config: PipelineConfig, cluster: mockkafka.Cluster) -> int:
+    """Stop the job once a committed micro-batch has read the input to its end (not in the
+    middle of a batch); returns that batch's id."""
+    ends = {
+        str(p.partition): p.high_watermark for p in cluster.topic(config.input_topic).partitions
+    }
+
+    def caught_up() -> int | None:
+        for progress in reversed(query.recentProgress):
+            end = progress["sources"][0]["endOffset"]
+            end = json.loads(end) if isinstance(end, str) else end
+            if progress["numInputRows"] and end == {config.input_topic: ends}:
+                return int(progress["batchId"]) + 1  # truthy for batch 0 too
+        return None
+
+    batch = wait_for(caught_up, query, what=lambda: f"a batch ending at {ends}") - 1
+    commit = Path(config.checkpoint_location, "commits", str(batch))
+    wait_for(commit.exists, query, timeout=30, what=lambda: f"{commit} to be written")
+    query.stop()
+    return int(batch)
+
+
 @pytest.fixture
 def pipeline_config(spark_kafka: Any, tmp_path: Path) -> PipelineConfig:
     """The job's configuration for this test's cluster, topics created (3 and 1 partitions)."""
