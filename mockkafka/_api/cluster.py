@@ -26,7 +26,7 @@ from mockkafka.cluster.state import ClusterState
 from mockkafka.errors import BrokerError, MockKafkaError, UnfiredRulesError, UnfiredRuleWarning
 from mockkafka.faults.engine import Faults, Rule, engine_of
 from mockkafka.protocol import records as rec
-from mockkafka.server.runner import ThreadedRunner
+from mockkafka.server.runner import ThreadedRunner, call_on_loop
 from mockkafka.server.runtime import ClusterServer
 from mockkafka.server.traffic import TrafficLog
 from mockkafka.server.waits import Waits
@@ -385,7 +385,7 @@ class AsyncCluster(_ClusterBase):
         def run_on_loop(fn: Callable[[], object]) -> object:
             if threading.current_thread() is loop_thread:
                 return fn()
-            return trio.from_thread.run_sync(fn, trio_token=token)
+            return call_on_loop(token, fn)
 
         self._token = token
         self._loop_thread = loop_thread
@@ -398,7 +398,7 @@ class AsyncCluster(_ClusterBase):
     def _run(self, fn: Callable[[], T]) -> T:
         if threading.current_thread() is self._loop_thread:
             return fn()
-        return trio.from_thread.run_sync(fn, trio_token=self._token)
+        return call_on_loop(self._token, fn)
 
     async def start_broker(self, broker: int) -> None:
         """Start a stopped broker again on its old port (a running one is left alone)."""

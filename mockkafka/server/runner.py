@@ -1,15 +1,18 @@
 """The threaded runner: one :class:`~mockkafka.server.runtime.ClusterServer` on a trio loop
 in a background thread, for sync and asyncio tests (``mockkafka.Cluster``).
 
-Calls from other threads enter the loop with ``trio.from_thread``; a call from the loop's
-own thread (a custom fault handler, a callback) runs in place. Before :meth:`start` and
-after :meth:`stop` nothing else touches the state, so calls run in place too.
+Calls from other threads enter the loop with :func:`call_on_loop` (``run_sync_soon`` and a
+future: unlike ``trio.from_thread`` it also works from a thread that runs its own trio or
+asyncio loop, so a verb may be called from any test); a call from the loop's own thread (a
+custom fault handler, a callback) runs in place. Before :meth:`start` and after :meth:`stop`
+nothing else touches the state, so calls run in place too.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
 from contextlib import suppress
 from typing import TypeVar
 
@@ -23,6 +26,44 @@ T = TypeVar("T")
 START_TIMEOUT_S = 30.0
 
 
+def _settle(future: Future[T], fn: Callable[[], T]) -> None:
+    try:
+        future.set_result(fn())
+    except BaseException as exc:  # handed to the caller, never to the loop
+        future.set_exception(exc)
+
+
+def _block_on(token: trio.lowlevel.TrioToken, schedule: Callable[[], None], future: Future[T]) -> T:
+    try:
+        token.run_sync_soon(schedule)
+    except trio.RunFinishedError:
+        raise MockKafkaError("the cluster has stopped") from None
+    return future.result()
+
+
+def call_on_loop(token: trio.lowlevel.TrioToken, fn: Callable[[], T]) -> T:
+    """Run ``fn()`` on the trio loop of ``token`` and block this (other) thread for the
+    result. Unlike ``trio.from_thread`` it works from a thread running its own event loop."""
+    future: Future[T] = Future()
+    return _block_on(token, lambda: _settle(future, fn), future)
+
+
+def call_async_on_loop(
+    token: trio.lowlevel.TrioToken, nursery: trio.Nursery, afn: Callable[[], Awaitable[T]]
+) -> T:
+    """Run the coroutine function ``afn`` as a task of ``nursery`` (on the loop of ``token``)
+    and block this (other) thread for its result."""
+    future: Future[T] = Future()
+
+    async def run() -> None:
+        try:
+            future.set_result(await afn())
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    return _block_on(token, lambda: nursery.start_soon(run), future)
+
+
 class ThreadedRunner:
     """Runs ``server`` in a daemon thread named ``mockkafka``; see the module docstring."""
 
@@ -30,6 +71,7 @@ class ThreadedRunner:
         self.server = server
         self._thread: threading.Thread | None = None
         self._token: trio.lowlevel.TrioToken | None = None
+        self._nursery: trio.Nursery | None = None
         self._stop: trio.Event | None = None
         self._ready = threading.Event()
         self._startup_error: BaseException | None = None
@@ -64,6 +106,7 @@ class ThreadedRunner:
         self._token = trio.lowlevel.current_trio_token()
         self._stop = trio.Event()
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
             await nursery.start(self.server.run)
             self._ready.set()
             await self._stop.wait()
@@ -88,15 +131,15 @@ class ThreadedRunner:
         """Run ``fn()`` on the loop and return its result (in place when not running)."""
         if self._token is None or self._thread is None or self.on_loop_thread():
             return fn()
-        return trio.from_thread.run_sync(fn, trio_token=self._token)
+        return call_on_loop(self._token, fn)
 
     def call_async(self, fn: Callable[[], Awaitable[T]]) -> T:
         """Run the coroutine function ``fn`` on the loop (from another thread)."""
-        if self._token is None or self._thread is None:
+        if self._token is None or self._thread is None or self._nursery is None:
             raise MockKafkaError("the cluster is not running: call start() first")
         if self.on_loop_thread():
             raise MockKafkaError(
                 "this verb waits for the network and cannot run on the cluster's own loop "
                 "thread; call it from the test thread"
             )
-        return trio.from_thread.run(fn, trio_token=self._token)
+        return call_async_on_loop(self._token, self._nursery, fn)

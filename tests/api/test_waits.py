@@ -202,3 +202,29 @@ async def test_trio_cluster_waits_see_a_consumer_joining_from_a_thread() -> None
         with pytest.raises(mockkafka.MockKafkaError, match=r"await rule\.wait_fired_async"):
             rule.wait_fired(timeout=1)
         cluster.faults.clear()
+
+
+def test_threaded_cluster_verbs_work_from_trio_and_asyncio_code(
+    cluster: mockkafka.Cluster,
+) -> None:
+    # Verbs block the caller's own loop briefly; they must not refuse to run there.
+    topic = unique("t")
+
+    async def in_trio() -> None:
+        cluster.create_topic(topic, partitions=2)
+        cluster.stop_broker(3)
+        cluster.start_broker(3)  # waits for the network on the cluster's loop
+        cluster.produce(topic, b"from trio")
+
+    async def in_asyncio() -> list[mockkafka.Record]:
+        cluster.produce(topic, b"from asyncio", partition=1)
+        return await cluster.wait_for_records_async(topic, count=2, timeout=T)
+
+    trio.run(in_trio)
+    assert [r.value for r in asyncio.run(in_asyncio())] == [b"from trio", b"from asyncio"]
+    with pytest.raises(mockkafka.KafkaApiError, match="TOPIC_ALREADY_EXISTS"):
+        trio.run(lambda: _create_async(cluster, topic))
+
+
+async def _create_async(cluster: mockkafka.Cluster, topic: str) -> None:
+    cluster.create_topic(topic)
