@@ -96,7 +96,7 @@ def test_offset_out_of_range_after_retention_fails_with_fail_on_data_loss(
 ) -> None:
     orders = fake_orders(60, seed=5)
     query = start_and_feed(spark, kafka_cluster, pipeline_config, orders[:30])
-    query.stop()
+    stop_cleanly(query, pipeline_config, kafka_cluster)
     produce_orders(pipeline_config.bootstrap_servers, "orders", orders[30:])
     for p in range(3):  # retention removes everything, read or not, while the job is down
         hw = kafka_cluster.topic("orders").partition(p).high_watermark
@@ -114,7 +114,7 @@ def test_offset_out_of_range_after_retention_continues_without_fail_on_data_loss
     config = replace(pipeline_config, fail_on_data_loss=False)
     orders = fake_orders(90, seed=6)
     query = start_and_feed(spark, kafka_cluster, config, orders[:30])
-    query.stop()
+    stop_cleanly(query, config, kafka_cluster)
     produce_orders(config.bootstrap_servers, "orders", orders[30:60])
     for p in range(3):
         hw = kafka_cluster.topic("orders").partition(p).high_watermark
@@ -123,5 +123,5 @@ def test_offset_out_of_range_after_retention_continues_without_fail_on_data_loss
     produce_orders(config.bootstrap_servers, "orders", orders[60:])
     # orders[30:60] aged out unread; the job skips them and carries on with the rest.
     wanted = expected_totals(orders[:30] + orders[60:])
-    wait_for_totals(kafka_cluster, "customer-totals", wanted, query)
+    wait_for_totals(kafka_cluster, "customer-totals", wanted, query, timeout=90)
     query.stop()
