@@ -101,6 +101,11 @@ class Program:
         return result
 
 
+def held_values(cluster: Any, topic: str) -> list[str]:
+    """The values ``topic`` holds, in log order per partition (what the program wrote)."""
+    return [r.value.decode() for r in cluster.topic(topic).records() if r.value is not None]
+
+
 def build_java(version: str) -> Program:
     """Compile ``java/src`` against kafka-clients ``version`` (resolved by mvn into ~/.m2).
 

@@ -11,6 +11,7 @@ import pytest
 
 import mockkafka
 from tests.interop._build import Program, build_go
+from tests.interop._build import held_values as values
 from tests.interop.conftest import unique
 
 pytestmark = [pytest.mark.go, pytest.mark.interop]
@@ -19,16 +20,6 @@ pytestmark = [pytest.mark.go, pytest.mark.interop]
 @pytest.fixture(scope="session")
 def go() -> Program:
     return build_go()
-
-
-@pytest.fixture
-def cluster() -> mockkafka.Cluster:
-    with mockkafka.Cluster(brokers=3) as c:
-        yield c
-
-
-def values(cluster: mockkafka.Cluster, topic: str) -> list[str]:
-    return [r.value.decode() for r in cluster.topic(topic).records() if r.value is not None]
 
 
 @pytest.mark.parametrize("client", ["kgo", "sarama"])

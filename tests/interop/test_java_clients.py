@@ -14,6 +14,7 @@ import pytest
 
 import mockkafka
 from tests.interop._build import KAFKA_CLIENTS_VERSIONS, Program, build_java
+from tests.interop._build import held_values as values
 from tests.interop.conftest import unique
 
 pytestmark = [pytest.mark.java, pytest.mark.interop]
@@ -28,16 +29,6 @@ def java(request: pytest.FixtureRequest) -> Program:
 def java_newest() -> Program:
     """Only the newest client for the fault-reaction tests (they exercise the broker)."""
     return build_java(KAFKA_CLIENTS_VERSIONS[0])
-
-
-@pytest.fixture
-def cluster() -> mockkafka.Cluster:
-    with mockkafka.Cluster(brokers=3) as c:
-        yield c
-
-
-def values(cluster: mockkafka.Cluster, topic: str) -> list[str]:
-    return [r.value.decode() for r in cluster.topic(topic).records() if r.value is not None]
 
 
 def test_every_codec_round_trips(java: Program, cluster: mockkafka.Cluster) -> None:
