@@ -17,6 +17,10 @@ Fixtures
     ``kafka_cluster_shared_options``  the shared cluster's options (session scope)
     ``kafka_cluster_trio``     a :class:`mockkafka.AsyncCluster` on the test's trio loop
                                (only when pytest-trio is active)
+    ``spark``                  a local SparkSession with Spark's Kafka connector (session
+                               scope; skips saying why where pyspark/Java/the connector is
+                               missing; see docs/spark.md)
+    ``spark_kafka``            a :class:`mockkafka.spark.SparkKafka` for ``kafka_cluster``
 
 asyncio tests (aiokafka) use ``kafka_cluster`` / ``kafka_bootstrap``: the cluster runs in its
 own thread, so it serves whichever event loop the test runs.
@@ -62,6 +66,7 @@ if TYPE_CHECKING:
     from ._report import AnyCluster
 
 from . import _scenario
+from ._spark import spark, spark_kafka  # cheap: pyspark is imported lazily
 
 #: ``--kafka-fault-coverage`` lives in its own plugin module, registered with this one.
 pytest_plugins = [f"{__package__}._coverage"]
@@ -95,6 +100,8 @@ __all__ = [
     "kafka_cluster_options",
     "kafka_cluster_shared",
     "kafka_cluster_shared_options",
+    "spark",
+    "spark_kafka",
 ]
 
 
