@@ -6,23 +6,60 @@
     # prints: bootstrap.servers=127.0.0.1:41234,127.0.0.1:41235,127.0.0.1:41236
 
 ``serve`` prints the ``bootstrap.servers=...`` line on stdout once every broker listens (so a
-test harness can read one line and go), then serves until SIGINT or SIGTERM and exits 0.
-``apis`` lists the API keys and versions the broker advertises.
+test harness can read one line and go) and on the next line ``control=http://127.0.0.1:PORT``,
+the HTTP control endpoint (``mockkafka/server/control.py``; OpenAPI at ``/openapi.json``).
+It serves until SIGINT, SIGTERM or ``POST /stop`` and exits 0. ``--scenario NAME|FILE``
+plays a scenario (``docs/scenarios.md``). ``--traffic-jsonl FILE`` writes every exchange to FILE as it completes (flushed line by line,
+so a crash loses nothing); ``--log`` prints one line per exchange on stderr as it happens.
+``apis`` lists the API keys and versions the broker advertises; ``scenarios`` lists the
+scenario library; ``scenario check FILE`` validates a file (exit 0, or 1 with the
+file:line:column message).
+
+Every mistake in the flags is one line on stderr naming the problem, and exit status 2
+(status 1 when the cluster cannot listen, e.g. a port in use); never a traceback.
+
+Cluster options (``--no-auto-create-topics``, ``--group-initial-rebalance-delay-ms``, ...)
+are generated from :class:`~mockkafka.ClusterConfig`, one flag per field, so a new option of
+the cluster is a new flag here with nothing else to change.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
+import functools
+import os
 import signal
 import sys
-from collections.abc import Sequence
+import typing
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
-import trio
+from mockkafka.cluster.config import ClusterConfig
 
-from mockkafka._api.cluster import open_cluster
-from mockkafka.errors import ConfigError, KafkaApiError
+if TYPE_CHECKING:
+    from mockkafka._api.cluster import AsyncCluster
+    from mockkafka.scenario.model import Scenario
+    from mockkafka.server.traffic import Exchange
+
+PROG = "mockkafka"
+# ClusterConfig fields with a flag of their own (or none: set through other flags).
+_OWN_FLAGS = {"brokers", "racks", "broker_configs", "users"}
+# What a generated flag means, where its name alone does not say it.
+_FLAG_NOTES = {
+    "auto_create_topics": "auto.create.topics.enable",
+    "group_initial_rebalance_delay_ms": "Kafka's default: 3000",
+    "group_consumer_heartbeat_interval_ms": "KIP-848 groups; Kafka's default: 5000",
+    "telemetry": "advertise the KIP-714 client telemetry APIs",
+    "security_protocol": "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL",
+    "ssl_client_auth": "ssl.client.auth: none, requested or required",
+}
+
+
+class UsageProblem(Exception):
+    """A bad flag: the message is the one line the user sees."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,14 +97,98 @@ def _port(text: str) -> int:
     return port
 
 
+def _user(text: str) -> tuple[str, str]:
+    """``NAME:PASSWORD`` -> (name, password) (argparse type of ``--user``)."""
+    name, sep, password = text.partition(":")
+    if not name or not sep:
+        raise argparse.ArgumentTypeError(f"invalid user {text!r}: expected NAME:PASSWORD")
+    return name, password
+
+
+def _count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid count {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def _add_config_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per ClusterConfig field (``--auto-create-topics/--no-auto-create-topics``,
+    ``--group-initial-rebalance-delay-ms N``...), defaulting to the field's default."""
+    group = parser.add_argument_group("cluster options (mockkafka.ClusterConfig)")
+    hints = typing.get_type_hints(ClusterConfig)
+    for f in dataclasses.fields(ClusterConfig):
+        if f.name in _OWN_FLAGS:
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        hint = hints[f.name]
+        note = f"{_FLAG_NOTES[f.name]}; " if f.name in _FLAG_NOTES else ""
+        help_ = f"{note}default: {f.default}"
+        if hint is bool:
+            group.add_argument(
+                flag,
+                action=argparse.BooleanOptionalAction,
+                default=f.default,
+                help=help_,
+            )
+        elif hint is int:
+            group.add_argument(
+                flag,
+                type=int,
+                default=f.default,
+                metavar="N",
+                help=help_,
+            )
+        else:
+            group.add_argument(
+                flag,
+                default=f.default,
+                metavar="VALUE",
+                help=help_,
+            )
+
+
+def _version() -> str:
+    from mockkafka import __version__
+
+    return f"{PROG} {__version__}"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad flag is one line (``mockkafka serve: ...``) and status 2."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
-        prog="mockkafka",
+    ap = _Parser(
+        prog=PROG,
         description="A fake Apache Kafka cluster speaking the real wire protocol, for tests.",
     )
-    sub = ap.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("serve", help="run a cluster until SIGINT/SIGTERM")
-    s.add_argument("--brokers", type=int, default=1, help="number of brokers (default 1)")
+    ap.add_argument("--version", action="version", version=_version())
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    s = sub.add_parser("serve", help="run a cluster until SIGINT/SIGTERM (or POST /stop)")
+    s.add_argument(
+        "--brokers",
+        type=_count,
+        default=None,
+        help="number of brokers (default: the scenario's, else 1)",
+    )
+    s.add_argument(
+        "--scenario",
+        metavar="NAME|FILE",
+        help="play a scenario (a library name, see `mockkafka scenarios`, or a .yaml file)",
+    )
+    s.add_argument(
+        "--control-port",
+        type=_port,
+        default=0,
+        help="port of the HTTP control endpoint on 127.0.0.1 (default: a free port)",
+    )
     s.add_argument(
         "--port",
         type=_port,
@@ -83,79 +204,303 @@ def build_parser() -> argparse.ArgumentParser:
         help="create a topic at start (repeatable)",
     )
     s.add_argument(
-        "--auto-create-topics",
-        action="store_true",
-        help="create unknown topics on Metadata requests (auto.create.topics.enable=true)",
+        "--traffic-jsonl",
+        metavar="FILE",
+        help="write every request/response to FILE as JSON lines, as they happen",
     )
     s.add_argument(
-        "--group-initial-rebalance-delay-ms",
-        type=int,
-        default=0,
-        help="group.initial.rebalance.delay.ms (default 0; real Kafka uses 3000)",
+        "--user",
+        type=_user,
+        action="append",
+        default=[],
+        metavar="NAME:PASSWORD",
+        help="a SASL user (PLAIN and SCRAM) for --security-protocol SASL_* (repeatable)",
     )
     s.add_argument(
-        "--traffic-jsonl", metavar="FILE", help="write every request/response to FILE at exit"
+        "--log", action="store_true", help="print one line per request/response on stderr"
     )
+    _add_config_flags(s)
     sub.add_parser("apis", help="list the API keys and versions the broker serves")
+    sub.add_parser("scenarios", help="list the library scenarios with one-line descriptions")
+    sc = sub.add_parser("scenario", help="work with a scenario file")
+    scs = sc.add_subparsers(dest="scenario_command", required=True, parser_class=_Parser)
+    check = scs.add_parser("check", help="validate a scenario file (exit 0) or explain (exit 1)")
+    check.add_argument("file", metavar="NAME|FILE")
     return ap
 
 
-async def serve(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
-    stream = out if out is not None else sys.stdout
-    async with open_cluster(
-        args.brokers,
-        port=args.port,
-        auto_create_topics=args.auto_create_topics,
-        group_initial_rebalance_delay_ms=args.group_initial_rebalance_delay_ms,
-        record_traffic=bool(args.traffic_jsonl),
-    ) as cluster:
-        for t in args.topic:
-            cluster.create_topic(
-                t.name, partitions=t.partitions, replication_factor=t.replication_factor
+def _config_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The ClusterConfig fields set by generated flags."""
+    flags = {
+        f.name: getattr(args, f.name)
+        for f in dataclasses.fields(ClusterConfig)
+        if f.name not in _OWN_FLAGS
+    }
+    if getattr(args, "user", None):
+        flags["users"] = tuple(args.user)
+    return flags
+
+
+def cluster_options(args: argparse.Namespace, scenario: Scenario | None = None) -> dict[str, Any]:
+    """Keyword arguments of ``open_cluster`` for the parsed flags (and the scenario's cluster
+    options, which take precedence over the flags' defaults). Traffic is always recorded: the
+    control endpoint and scenario triggers read it."""
+    return {
+        "brokers": args.brokers,
+        "port": args.port,
+        "record_traffic": True,
+        **_config_flags(args),
+        **(dict(scenario.cluster.options) if scenario is not None else {}),
+    }
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse what cannot work before anything starts (raises UsageProblem)."""
+    if args.port and args.port + args.brokers - 1 > 65535:
+        raise UsageProblem(
+            f"--port {args.port} with --brokers {args.brokers}: broker {args.brokers} would "
+            f"listen on {args.port + args.brokers - 1}, above 65535"
+        )
+    seen: set[str] = set()
+    for t in args.topic:
+        if t.name in seen:
+            raise UsageProblem(f"--topic {t.name!r} is given twice")
+        seen.add(t.name)
+        if t.replication_factor > args.brokers:
+            raise UsageProblem(
+                f"topic {t.name!r} asks for replication factor {t.replication_factor} but "
+                f"there are only {args.brokers} brokers"
             )
-        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            print(f"bootstrap.servers={cluster.bootstrap_servers}", file=stream, flush=True)
-            async for _sig in signals:
-                break
-        if args.traffic_jsonl:
-            with open(args.traffic_jsonl, "w") as fp:
-                cluster.traffic.to_jsonl(fp)
+    from mockkafka.errors import ConfigError
+
+    try:
+        ClusterConfig(brokers=args.brokers, **_config_flags(args))
+    except ConfigError as exc:
+        raise UsageProblem(str(exc)) from None
+
+
+class TrafficWriter:
+    """Writes each exchange once, when it completes: a JSON line to ``jsonl`` (flushed, so
+    a crash loses nothing) and a summary line to ``log``."""
+
+    def __init__(self, jsonl: IO[str] | None, log: TextIO | None) -> None:
+        self.jsonl = jsonl
+        self.log = log
+        self.origin_ms: int | None = None
+        self.written = 0
+
+    def __call__(self, ex: Exchange) -> None:
+        import json
+
+        if self.origin_ms is None:
+            self.origin_ms = ex.time_ms
+        if self.jsonl is not None:
+            try:
+                self.jsonl.write(json.dumps(ex.to_json(), default=str) + "\n")
+                self.jsonl.flush()
+            except OSError as exc:  # disk full, file gone: say so once, keep serving
+                print(
+                    f"{PROG} serve: writing --traffic-jsonl failed ({exc.strerror or exc}); "
+                    "traffic is no longer written",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                self.jsonl = None
+        if self.log is not None:
+            try:
+                print(ex.summary(self.origin_ms), file=self.log, flush=True)
+            except (BrokenPipeError, ValueError):
+                self.log = None  # nobody reads the log any more: keep serving
+        self.written += 1
+
+
+async def serve(
+    args: argparse.Namespace,
+    *,
+    out: TextIO | None = None,
+    jsonl: IO[str] | None = None,
+    log: TextIO | None = None,
+    scenario: Scenario | None = None,
+) -> int:
+    """Run the cluster and its control endpoint until SIGINT/SIGTERM or ``POST /stop`` (flags
+    already checked); play ``scenario`` if given and say on stderr how it ended."""
+    import trio
+
+    from mockkafka._api.cluster import open_cluster
+    from mockkafka.server.control import ControlServer
+
+    stream = out if out is not None else sys.stdout
+    writer = TrafficWriter(jsonl, log) if (jsonl is not None or log is not None) else None
+    async with open_cluster(**cluster_options(args, scenario)) as cluster:
+        if writer is not None:
+            cluster.traffic.on_completed.append(writer)
+        _create_topics(cluster, args.topic)
+        async with trio.open_nursery() as nursery:
+            control = ControlServer(cluster, nursery)
+            control_port = await nursery.start(control.serve, args.control_port)
+            if scenario is not None:
+                await control.start_scenario(scenario)
+            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                # A harness that read the lines and went away leaves a broken pipe: keep serving.
+                with contextlib.suppress(BrokenPipeError):
+                    print(f"bootstrap.servers={cluster.bootstrap_servers}", file=stream, flush=True)
+                    print(f"control=http://127.0.0.1:{control_port}", file=stream, flush=True)
+                    if cluster.state.config.security_protocol != "PLAINTEXT":
+                        # The Java client's settings (CA and certificate files, SASL).
+                        for k, v in cluster.client_config("java").items():
+                            if k != "bootstrap.servers":
+                                print(f"{k}={v}", file=stream, flush=True)
+
+                async def on_signal() -> None:
+                    async for _sig in signals:
+                        control.stopped.set()
+                        return
+
+                nursery.start_soon(on_signal)
+                await control.stopped.wait()
+                nursery.cancel_scope.cancel()
+        run = control.scenario_run
+        if run is not None:  # say how the scenario ended, for the suite's log
+            failures = run.failures()
+            with contextlib.suppress(BrokenPipeError):
+                print(
+                    run.report(failures) if failures else f"scenario {run.scenario.name!r}: ok",
+                    file=sys.stderr,
+                    flush=True,
+                )
     return 0
 
 
-def list_apis() -> int:
+def _create_topics(cluster: AsyncCluster, topics: Sequence[TopicSpec]) -> None:
+    for t in topics:
+        cluster.create_topic(
+            t.name, partitions=t.partitions, replication_factor=t.replication_factor
+        )
+
+
+def list_apis(out: TextIO) -> int:
     from mockkafka.cluster.state import ClusterState
     from mockkafka.handlers.base import served_versions
     from mockkafka.protocol.apis import API_BY_KEY
 
     for key, (lo, hi) in served_versions(ClusterState()).items():
-        print(f"{key:>3} {API_BY_KEY[key].name:<32} v{lo}-v{hi}")
+        print(f"{key:>3} {API_BY_KEY[key].name:<32} v{lo}-v{hi}", file=out)
+    out.flush()
     return 0
+
+
+def _quiet_broken_pipe(fn: Callable[[], int]) -> int:
+    """Run ``fn``; if stdout's reader went away (``mockkafka apis | head``), exit quietly."""
+    try:
+        return fn()
+    except BrokenPipeError:
+        # Python would report the pipe again when it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+def _problem(command: str, message: str, status: int = 2) -> int:
+    print(f"{PROG} {command}: {message}", file=sys.stderr)
+    return status
+
+
+def list_scenarios() -> int:
+    from mockkafka.scenario.loader import library
+    from mockkafka.scenario.model import Scenario, ScenarioError
+
+    lib = library()
+    width = max((len(n) for n in lib), default=0)
+    for name, path in sorted(lib.items()):
+        try:
+            description = Scenario.load(path).description
+        except ScenarioError as exc:
+            description = f"(invalid: {exc})"
+        print(f"{name:<{width}}  {description}")
+    return 0
+
+
+def check_scenario(target: str) -> int:
+    from mockkafka.scenario.model import Scenario, ScenarioError
+
+    try:
+        sc = Scenario.load(target)
+    except ScenarioError as exc:
+        return _problem("scenario check", str(exc), status=1)
+    print(f"{sc.source}: ok ({sc.name}: {len(sc.steps)} steps, {len(sc.expect)} checks)")
+    return 0
+
+
+def load_scenario(args: argparse.Namespace) -> Scenario | None:
+    """The ``--scenario`` of ``serve`` (raises UsageProblem), and ``--brokers`` defaulted from
+    it (1 without a scenario)."""
+    from mockkafka.scenario.model import Scenario, ScenarioError
+
+    scenario = None
+    if args.scenario is not None:
+        try:
+            scenario = Scenario.load(args.scenario)
+        except ScenarioError as exc:
+            raise UsageProblem(str(exc)) from None
+        if args.brokers is None:
+            args.brokers = scenario.cluster.brokers
+        elif args.brokers < scenario.cluster.brokers:
+            raise UsageProblem(
+                f"scenario {scenario.name!r} needs {scenario.cluster.brokers} brokers; "
+                f"--brokers is {args.brokers}"
+            )
+    if args.brokers is None:
+        args.brokers = 1
+    return scenario
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "apis":
-        return list_apis()
-    if args.brokers < 1:
-        print("mockkafka serve: --brokers must be at least 1", file=sys.stderr)
-        return 2
-    for t in args.topic:
-        if t.replication_factor > args.brokers:
-            print(
-                f"mockkafka serve: topic {t.name!r} asks for replication factor "
-                f"{t.replication_factor} but there are only {args.brokers} brokers",
-                file=sys.stderr,
-            )
-            return 2
+        return _quiet_broken_pipe(lambda: list_apis(sys.stdout))
+    if args.command == "scenarios":
+        return _quiet_broken_pipe(list_scenarios)
+    if args.command == "scenario":
+        return check_scenario(args.file)
     try:
-        return trio.run(serve, args)
-    except (ConfigError, KafkaApiError) as exc:
-        print(f"mockkafka serve: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"mockkafka serve: cannot listen: {exc}", file=sys.stderr)
-        return 1
+        scenario = load_scenario(args)
+        check_args(args)
+    except UsageProblem as exc:
+        return _problem("serve", str(exc))
+    jsonl: IO[str] | None = None
+    if args.traffic_jsonl:
+        try:
+            jsonl = open(args.traffic_jsonl, "w", encoding="utf-8")  # noqa: SIM115
+        except OSError as exc:
+            return _problem(
+                "serve", f"cannot write --traffic-jsonl {args.traffic_jsonl}: {exc.strerror}"
+            )
+    import trio
+
+    from mockkafka.errors import MockKafkaError, leaf_exception
+
+    try:
+        return trio.run(
+            functools.partial(
+                serve,
+                args,
+                jsonl=jsonl,
+                log=sys.stderr if args.log else None,
+                scenario=scenario,
+            )
+        )
+    except BaseException as group:
+        leaf = leaf_exception(group)
+        if isinstance(leaf, MockKafkaError):
+            return _problem("serve", str(leaf))
+        if isinstance(leaf, OSError):
+            return _problem("serve", leaf.strerror or str(leaf), status=1)
+        if isinstance(leaf, KeyboardInterrupt):  # Ctrl-C before the cluster was up
+            return 130
+        raise
+    finally:
+        if jsonl is not None:
+            jsonl.close()
 
 
 if __name__ == "__main__":

@@ -137,8 +137,7 @@ class PartitionLog:
         next_offset = first
         for header, raw in batches:
             if header.magic >= 2:
-                out = rec.set_base_offset(raw, next_offset)
-                out = rec.set_partition_leader_epoch(out, leader_epoch)
+                out = rec.stamp_batch(raw, next_offset, leader_epoch)
                 if log_append_time:
                     out = rec.set_log_append_time(out, now_ms)
                 count = header.last_offset_delta + 1

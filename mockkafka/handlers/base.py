@@ -98,6 +98,10 @@ class HandlerSpec:
 HANDLERS: dict[int, HandlerSpec] = {}
 
 
+# served_versions() tables by caps; a new handler clears it.
+_SERVED: dict[tuple[bool, tuple[tuple[int, int], ...]], dict[int, tuple[int, int]]] = {}
+
+
 def handler(api_name: str, *, versions: tuple[int, int]) -> Callable[[Handler], Handler]:
     """Register ``fn`` as the handler of ``api_name`` for the inclusive version range."""
     a = API_BY_NAME[api_name]
@@ -112,6 +116,7 @@ def handler(api_name: str, *, versions: tuple[int, int]) -> Callable[[Handler], 
         if a.key in HANDLERS:
             raise ValueError(f"{api_name} has two handlers: {HANDLERS[a.key].fn} and {fn}")
         HANDLERS[a.key] = HandlerSpec(a, lo, hi, fn)
+        _SERVED.clear()
         return fn
 
     return register
@@ -133,14 +138,32 @@ def load_handlers() -> dict[int, HandlerSpec]:
     return HANDLERS
 
 
+# KIP-714 client telemetry. Kafka advertises these only when a client-metrics plugin is
+# configured, and librdkafka logs a line to stderr whenever they are advertised; so they are
+# served only when the cluster turns them on (ClusterConfig.telemetry).
+TELEMETRY_APIS = frozenset({"GetTelemetrySubscriptions", "PushTelemetry"})
+
+
 def served_versions(cluster: ClusterState) -> dict[int, tuple[int, int]]:
-    """api key -> (min, max) as this cluster advertises them (caps applied)."""
-    out: dict[int, tuple[int, int]] = {}
-    for key, spec in load_handlers().items():
-        hi = min(spec.max_version, cluster.api_version_caps.get(key, spec.max_version))
-        if hi >= spec.min_version:
-            out[key] = (spec.min_version, hi)
-    return dict(sorted(out.items()))
+    """api key -> (min, max) as this cluster advertises them (caps applied, telemetry APIs
+    only with ``ClusterConfig.telemetry``).
+
+    Every request is checked against it, so the table is built once per set of caps;
+    treat the returned dict as read-only.
+    """
+    telemetry = cluster.config.telemetry
+    caps = (telemetry, tuple(cluster.api_version_caps.items()))
+    served = _SERVED.get(caps)
+    if served is None:
+        out: dict[int, tuple[int, int]] = {}
+        for key, spec in load_handlers().items():
+            if spec.api.name in TELEMETRY_APIS and not telemetry:
+                continue
+            hi = min(spec.max_version, cluster.api_version_caps.get(key, spec.max_version))
+            if hi >= spec.min_version:
+                out[key] = (spec.min_version, hi)
+        served = _SERVED[caps] = dict(sorted(out.items()))
+    return served
 
 
 def error_response(ctx: RequestContext, request: Message, error: int) -> Message:

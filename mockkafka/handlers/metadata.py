@@ -29,6 +29,9 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         requested = None
     allow_create = request.get("allow_auto_topic_creation", True) if v >= 4 else True
     topics_out: list[dict[str, Any]] = []
+    # Built per partition, so hoisted: thousands of partitions are answered in one request.
+    down = {b.node_id for b in c.brokers.values() if not b.running}
+    not_available = ErrorCode.LEADER_NOT_AVAILABLE.value
     if requested is None:
         names = [t.name for t in c.topics.values()]
         entries: list[tuple[str | None, Any]] = [(n, None) for n in names]
@@ -56,20 +59,18 @@ def handle(ctx: RequestContext, request: Message) -> Result:
                         {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": name}
                     )
                     continue
-        partitions = []
-        for p in topic.partitions:
-            err = ErrorCode.LEADER_NOT_AVAILABLE if p.leader == -1 else ErrorCode.NONE
-            partitions.append(
-                {
-                    "error_code": err,
-                    "partition_index": p.index,
-                    "leader_id": p.leader,
-                    "leader_epoch": p.leader_epoch,
-                    "replica_nodes": p.replicas,
-                    "isr_nodes": p.isr,
-                    "offline_replicas": [r for r in p.replicas if not c.brokers[r].running],
-                }
-            )
+        partitions = [
+            {
+                "error_code": not_available if p.leader == -1 else 0,
+                "partition_index": p.index,
+                "leader_id": p.leader,
+                "leader_epoch": p.leader_epoch,
+                "replica_nodes": p.replicas,
+                "isr_nodes": p.isr,
+                "offline_replicas": [r for r in p.replicas if r in down] if down else [],
+            }
+            for p in topic.partitions
+        ]
         topics_out.append(
             {
                 "error_code": 0,

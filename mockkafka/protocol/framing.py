@@ -116,7 +116,8 @@ class _FrameBuffer:
         end = pos + 4 + size
         if len(buf) < end:
             return None
-        frame = bytes(buf[pos + 4 : end])
+        with memoryview(buf) as view:
+            frame = bytes(view[pos + 4 : end])  # one copy (a bytearray slice makes two)
         if end == len(buf):
             buf.clear()
             self._pos = 0

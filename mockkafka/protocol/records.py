@@ -1231,6 +1231,24 @@ def set_base_offset(raw: BytesLike, base_offset: int) -> bytes:
     return bytes(buf)
 
 
+def stamp_batch(raw: BytesLike, base_offset: int, leader_epoch: int) -> bytes:
+    """A copy of the v2 batch ``raw`` with its base offset and partition leader epoch set:
+    what a leader writes to its log (neither field is under the CRC). One copy of the batch,
+    where :func:`set_base_offset` then :func:`set_partition_leader_epoch` make two each.
+    """
+    if len(raw) < V2_HEADER_SIZE or raw[_MAGIC_POS] != 2:
+        raise ValueError("stamp_batch needs one v2 record batch (use assign_offsets for legacy)")
+    view = _as_view(raw)
+    return b"".join(
+        (
+            _INT64.pack(base_offset),
+            view[8:_V2_EPOCH_POS],
+            _INT32.pack(leader_epoch),
+            view[_V2_EPOCH_POS + 4 :],
+        )
+    )
+
+
 def set_partition_leader_epoch(raw: BytesLike, epoch: int) -> bytes:
     """Return a copy of the v2 batch ``raw`` stamped with the leader epoch that appended it.
 

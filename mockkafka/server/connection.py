@@ -34,3 +34,7 @@ class Connection:
     muted_until: float = 0.0
     # The sans-IO framing of this connection (bytes read while a request is parked go here).
     codec: ServerConnection | None = None
+    # Responses encoded but not yet sent: requests the client pipelined are answered with
+    # one write (see ClusterServer.flush).
+    out: bytearray = field(default_factory=bytearray)
+    requests: int = 0  # requests read so far

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from mockkafka.errors import ErrorCode
+from mockkafka.faults import coverage
 from mockkafka.faults.engine import FaultEngine, Rule
 from mockkafka.faults.inspect import (
     corrupt_first_batch,
@@ -115,11 +116,13 @@ async def apply_faults(
     if not fired and not deferred:
         return server.finish(ex, ctx, await server.run_handler(spec, ctx, body))
     ex.faults.extend(r.name for r in fired)
+    coverage.note_fired(ctx.api.name, fired)
     actions = [(r, a) for r in fired for a in r.actions]
 
     # 1. before processing
     for _r, a in actions:
         if isinstance(a, Delay) and a.before_processing:
+            await server.flush(conn)
             await trio.sleep(a.ms / 1000)
     for _r, a in actions:
         if isinstance(a, DropConnection) and not a.after_processing:
@@ -130,6 +133,7 @@ async def apply_faults(
         if isinstance(a, NeverRespond):
             ex.no_response = True
             server.traffic.completed(ex)
+            await server.flush(conn)
             await _wait_until_closed(conn)
 
     # 2. the response
@@ -167,6 +171,7 @@ async def apply_faults(
             if _edit_data(server, ctx, body, response, rule, engine, resolve):
                 ex.faults.append(rule.name)
                 fired.append(rule)
+                coverage.note_fired(ctx.api.name, (rule,))
 
     # 4. after processing
     drop_after = False
@@ -178,13 +183,13 @@ async def apply_faults(
                 response["throttle_time_ms"] = a.ms
             conn.muted_until = max(conn.muted_until, trio.current_time() + a.ms / 1000)
         elif isinstance(a, Delay) and not a.before_processing:
+            await server.flush(conn)
             await trio.sleep(a.ms / 1000)
         elif isinstance(a, DropConnection) and a.after_processing:
             drop_after = True
+    ex.closed_connection = drop_after  # before finish(): the exchange completes once
     out = server.finish(ex, ctx, response)
     if drop_after:
-        ex.closed_connection = True
-        server.traffic.completed(ex)
         raise CloseConnection(f"fault: drop connection after {ctx.api.name}")
     return out
 

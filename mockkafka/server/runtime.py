@@ -8,6 +8,8 @@ stopping a broker closes its listener and every connection to it at once. Each c
 served by one task that reads bytes into a sans-IO
 :class:`~mockkafka.protocol.framing.ServerConnection` and handles the requests it yields
 strictly in order, one at a time, as Kafka does; a Produce with acks=0 gets no response.
+The answers to requests a client pipelined go out in one write (:meth:`ClusterServer.flush`);
+anything that makes a request wait sends the answers held before it first.
 
 A handler that returns :class:`~mockkafka.handlers.base.Park` (long-poll Fetch, JoinGroup)
 is resumed when the cluster notifies one of its keys or its deadline passes. A timer task
@@ -29,6 +31,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import os
 import traceback
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
@@ -75,6 +78,13 @@ PRODUCE_KEY = API_BY_NAME["Produce"].key
 BEFORE_AUTH = frozenset(
     API_BY_NAME[n].key for n in ("ApiVersions", "SaslHandshake", "SaslAuthenticate")
 )
+FLUSH_SIZE = 1024 * 1024  # send held responses once they are this large
+# A connection's first requests come in a quick chain (ApiVersions, Metadata, then what the
+# client connected for). After answering a Metadata among them, the broker reads what has
+# arrived before sending (see _receive_nowait); nowhere else (each read is a syscall and,
+# in-process, a GIL hand-off, and other clients' timing is left as it was).
+PEEK_REQUESTS = 3
+METADATA_KEY = API_BY_NAME["Metadata"].key
 
 # A fault hook sees each request before the handler and may answer instead, or change the
 # response. It returns None to let the request through untouched. See faults/.
@@ -97,7 +107,7 @@ class ClusterServer:
         self.state = state
         self.host = host
         self.ports = dict(ports or {})
-        # Not ``traffic or ...``: an empty TrafficLog is falsy.
+        # Not "traffic or ...": an empty TrafficLog is falsy (it has a length).
         self.traffic = traffic if traffic is not None else TrafficLog()
         #: Notified after each request step, timer run and verb: what waits sleep on.
         self.signal = StateSignal()
@@ -151,7 +161,13 @@ class ClusterServer:
         port = self.ports.get(node_id, broker.port)
         done = self._broker_done[node_id] = trio.Event()
         try:
-            listeners = await trio.open_tcp_listeners(port, host=self.host)
+            try:
+                listeners = await trio.open_tcp_listeners(port, host=self.host)
+            except OSError as exc:  # say which broker and port: the caller may have chosen it
+                raise OSError(
+                    exc.errno,
+                    f"broker {node_id} cannot listen on {self.host}:{port}: {exc.strerror}",
+                ) from None
             bound = listeners[0].socket.getsockname()[1]
             broker.host = self.host
             broker.port = bound
@@ -273,6 +289,7 @@ class ClusterServer:
         conn = Connection(cid, node_id, stream, peer, codec=codec)
         self.connections[cid] = conn
         big = False
+        last_api = -1
         try:
             async with stream:
                 while True:
@@ -293,29 +310,48 @@ class ClusterServer:
                     while True:
                         req = codec.next_event()
                         if req is NEED_DATA:
+                            # Answer what the client pipelined with one write; at the start
+                            # of a connection, a request that arrived while Metadata was
+                            # being answered joins it (see _receive_nowait).
+                            if (
+                                conn.out
+                                and conn.requests <= PEEK_REQUESTS
+                                and last_api == METADATA_KEY
+                            ):
+                                more = _receive_nowait(stream)
+                                if more:
+                                    codec.receive_data(more)
+                                    continue
                             break
                         assert isinstance(req, Request)
                         self.queued.update(cid, codec.buffered)
                         big = big or req.size >= BIG_FRAME
+                        conn.requests += 1
+                        last_api = req.header.api_key
                         try:
                             out = await self.dispatch(conn, req)
                         except CloseConnection as close:
+                            await self.flush(conn)
                             if close.pending:
                                 await stream.send_all(close.pending)
                             log.debug("closing connection %d: %s", cid, close)
                             return
                         if conn.state.get(SASL_FAILED):  # answered, then closed (Kafka)
                             if out:
-                                await stream.send_all(out)
+                                conn.out += out
+                            await self.flush(conn)
                             return
                         del req
                         if out:
                             big = big or len(out) >= BIG_FRAME
-                            await stream.send_all(out)
+                            conn.out += out
+                            if len(conn.out) >= FLUSH_SIZE:
+                                await self.flush(conn)
                         del out
-                        if big:
-                            release_memory()
-                            big = False
+                    await self.flush(conn)
+                    if big:
+                        release_memory()
+                        big = False
         except ProtocolError as exc:
             log.debug("connection %d from %s: %s; closing", cid, peer, exc)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -335,6 +371,20 @@ class ClusterServer:
     async def close_connection(self, conn: Connection) -> None:
         await conn.stream.aclose()
 
+    async def flush(self, conn: Connection | int) -> None:
+        """Send the responses ``conn`` holds. Code that makes a request wait (a parked
+        handler, a fault's delay) calls it first, so an answered request never waits behind
+        a later one."""
+        if isinstance(conn, int):
+            found = self.connections.get(conn)
+            if found is None:
+                return
+            conn = found
+        if conn.out:
+            data = bytes(conn.out)
+            conn.out.clear()
+            await conn.stream.send_all(data)
+
     # -- dispatch -------------------------------------------------------------------------------
 
     async def dispatch(self, conn: Connection, req: Request) -> bytes | None:
@@ -348,6 +398,7 @@ class ClusterServer:
             # KIP-219: a throttled connection is not read until its throttle time is over.
             wait = conn.muted_until - trio.current_time()
             if wait > 0:
+                await self.flush(conn)
                 await trio.sleep(wait)
             conn.muted_until = 0.0
         now = self.state.now_ms()
@@ -378,14 +429,20 @@ class ClusterServer:
             peer=conn.peer,
             principal=self._principal(conn),
         )
-        info = request_info(
-            spec.api.name,
-            hdr.api_version,
-            req.body,
-            broker_id=conn.broker_id,
-            connection_id=conn.id,
-            client_id=hdr.client_id,
-            resolve=topic_resolver(self.state),
+        # What traffic filters match on; without recording only fault rules need it, and
+        # the fault hook works it out when a rule is there to see it.
+        info = (
+            request_info(
+                spec.api.name,
+                hdr.api_version,
+                req.body,
+                broker_id=conn.broker_id,
+                connection_id=conn.id,
+                client_id=hdr.client_id,
+                resolve=topic_resolver(self.state),
+            )
+            if self.traffic.enabled
+            else None
         )
         if hdr.api_key == PRODUCE_KEY:
             await validate_produce_off_loop(ctx, req.body)
@@ -448,7 +505,9 @@ class ClusterServer:
     async def _park(self, ctx: RequestContext, park: Park) -> bool:
         """Wait as ``park`` says, watching the connection: a client that disconnects ends
         the wait at once (CloseConnection), so its socket is not held until data arrives.
-        Bytes the client sends meanwhile (a pipelined request) are kept for later."""
+        Bytes the client sends meanwhile (a pipelined request) are kept for later; the
+        responses held for earlier requests are sent first."""
+        await self.flush(ctx.connection_id)
         conn = self.connections.get(ctx.connection_id)
         if conn is None or conn.codec is None:
             return await self.wait_for_keys(park.keys, park.deadline_ms)
@@ -522,6 +581,24 @@ class ClusterServer:
         log.error("error inside the broker:\n%s", "".join(traceback.format_exception(exc)))
         if not keep_error(self.errors, exc):
             self.errors_dropped += 1
+
+
+def _receive_nowait(stream: trio.abc.ReceiveStream) -> bytes:
+    """Bytes already waiting on a plain TCP stream, without blocking (b"" if none).
+
+    Why: librdkafka sends FindCoordinator on its bootstrap connection right behind Metadata
+    and drops that connection as soon as it has read the Metadata response; a FindCoordinator
+    response that arrives in the same read is used, one that arrives later is lost and the
+    client waits 500 ms for its coordinator-query timer. Answering both with one write is
+    what a fast broker does by accident. A closed connection reads as no data here; the
+    next receive_some sees the end of stream.
+    """
+    if type(stream) is not trio.SocketStream:
+        return b""  # e.g. TLS: the bytes on the socket are not the stream's bytes
+    try:
+        return os.read(stream.socket.fileno(), RECEIVE_SIZE)
+    except OSError:  # BlockingIOError (nothing there) or a platform without read() on sockets
+        return b""
 
 
 def deadline_after(state: ClusterState, ms: float) -> int:

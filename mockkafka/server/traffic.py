@@ -20,6 +20,7 @@ sleeps until something happens; :meth:`TrafficLog.wait_for_async` is its awaitab
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 import threading
@@ -34,6 +35,15 @@ from mockkafka.faults.model import Match, RequestInfo
 
 if TYPE_CHECKING:
     from mockkafka.server.waits import Seen, StateSignal, Waits
+
+# What the fields of Exchange.summary mean (a timeline prints it once, above its lines).
+SUMMARY_LEGEND = (
+    "+Nms since the first exchange | bN broker N | cN connection N | client id | API vVERSION"
+    " | T-P topic-partition, @N offset the client sent (fetch position, commit), >N offset"
+    " the broker returned (Produce base offset, ListOffsets, OffsetFetch), hwN high watermark"
+    " | errors= error codes in the response | faults= rules that fired | response time"
+    " (or closed, no-response)"
+)
 
 
 @dataclass(slots=True)
@@ -81,9 +91,16 @@ class Exchange:
             _collect_errors(self.response, out)
         return out
 
-    def summary(self, origin_ms: int | None = None) -> str:
-        """One line: time (ms since ``origin_ms``, the first exchange by default), broker,
-        connection, client, API/version, errors, faults."""
+    def summary(
+        self,
+        origin_ms: int | None = None,
+        resolve: Callable[[uuid.UUID], str | None] | None = None,
+    ) -> str:
+        """One line (see :data:`SUMMARY_LEGEND`): time (ms since ``origin_ms``, the first
+        exchange by default), broker, connection, client, API and version, partitions with
+        offsets (topic ids named through ``resolve``), errors, faults, duration."""
+        from mockkafka.faults.inspect import partition_offsets
+
         errs = sorted(self.error_codes)
         origin = self.time_ms if origin_ms is None else origin_ms
         parts = [
@@ -91,8 +108,11 @@ class Exchange:
             f"b{self.broker_id}",
             f"c{self.connection_id}",
             f"{self.client_id or '-'}",
-            f"{self.api}v{self.version}",
+            f"{self.api} v{self.version}",
         ]
+        where = partition_offsets(self.request, self.response, resolve)
+        if where:
+            parts.append(where)
         if errs:
             names = []
             for e in errs:
@@ -158,6 +178,11 @@ def _jsonable(obj: Any) -> Any:
     return obj
 
 
+#: An exchange listing more topics and partitions than this keeps none of them once answered
+#: (traffic filters by topic then skip it, as they skip an omitted body).
+MAX_KEPT_NAMES = 10_000
+
+
 def _omitted(size: int, limit: int) -> dict[str, Any]:
     return {"omitted": f"{size} bytes on the wire, over the traffic log's max_body_bytes={limit}"}
 
@@ -188,6 +213,9 @@ class TrafficLog:
         self._seq = 0
         self.enabled = enabled
         self.on_record: list[Callable[[Exchange], None]] = []
+        # Called once per exchange when it is answered, closed or left unanswered (the
+        # live JSONL and log of `mockkafka serve`).
+        self.on_completed: list[Callable[[Exchange], None]] = []
         self._lock = threading.Lock()
         self.origin_ms: int | None = None  # time of the first exchange: timelines count from it
         #: Notified on every record (set by the server that writes this log).
@@ -249,12 +277,19 @@ class TrafficLog:
         ``size`` is the response frame's wire bytes."""
         if size > self.max_body_bytes:
             ex.response = _omitted(size, self.max_body_bytes)
+        info = ex.info
+        if info is not None and len(info.topics) + len(info.partitions) > MAX_KEPT_NAMES:
+            # Fault rules have seen the names; the log keeps no more of them than of the
+            # body (a hostile Metadata naming 60,000 topics would pin megabytes).
+            ex.info = dataclasses.replace(info, topics=frozenset(), partitions=frozenset())
         if self.enabled:
             with self._lock:
                 ex.size += size
                 self._bytes += size
                 self._evict()
             self._changed()
+            for cb in self.on_completed:
+                cb(ex)
 
     def _evict(self) -> None:
         items = self._items

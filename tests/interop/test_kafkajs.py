@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,18 +28,23 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+def run_node(script: Path, *args: str) -> Any:
+    """Run a kafkajs script; returns the JSON of its last stdout line."""
+    proc = subprocess.run(
+        ["node", str(script), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "NODE_PATH": str(NODE_MODULES)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def test_kafkajs_creates_produces_idempotently_and_consumes_in_a_group() -> None:
     with mockkafka.Cluster(brokers=3) as cluster:
         topic, group = unique("js"), unique("jsg")
-        proc = subprocess.run(
-            ["node", str(SCRIPT), cluster.bootstrap_servers, topic, group, "300"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env={**os.environ, "NODE_PATH": str(NODE_MODULES)},
-        )
-        assert proc.returncode == 0, proc.stderr
-        result = json.loads(proc.stdout.strip().splitlines()[-1])
+        result = run_node(SCRIPT, cluster.bootstrap_servers, topic, group, "300")
         assert result["created"] is True
         assert result["partitions"] == 3
         assert sorted(result["seen"]) == sorted(f"v{i}" for i in range(300))
@@ -49,3 +55,40 @@ def test_kafkajs_creates_produces_idempotently_and_consumes_in_a_group() -> None
         # The group committed what it consumed.
         committed = cluster.committed_offsets(group)
         assert sum(committed.get((topic, p), 0) for p in range(3)) == 300
+
+
+CONTROL_SCRIPT = Path(__file__).resolve().parent / "kafkajs" / "control_faults.js"
+
+
+def test_a_kafkajs_suite_scripts_faults_at_run_time_through_the_control_endpoint() -> None:
+    """The documented example of docs/scenarios.md (Live control from other languages)."""
+    import sys
+
+    topic = unique("jsctl")
+    serve = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mockkafka.cli",
+            "serve",
+            "--brokers",
+            "3",
+            "--topic",
+            f"{topic}:1:3",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
+    try:
+        assert serve.stdout is not None
+        bootstrap = serve.stdout.readline().strip().split("=", 1)[1]
+        control = serve.stdout.readline().strip().split("=", 1)[1]
+        result = run_node(CONTROL_SCRIPT, bootstrap, control, topic)
+        assert result["fired"] == 2
+        assert result["partition0"]["leader_epoch"] == 1
+        assert result["partition0"]["high_watermark"] == 2
+        assert "move_leader has no argument 'too' (did you mean to?)" in result["mistake"]
+    finally:
+        serve.kill()
+        serve.wait(10)

@@ -232,18 +232,3 @@ def test_markers_and_ini_options_are_registered(pytester: pytest.Pytester) -> No
     markers.stdout.fnmatch_lines(["@pytest.mark.kafka_cluster(**options):*", "*kafka_scenario*"])
     help_ = pytester.runpytest("--help")
     help_.stdout.fnmatch_lines(["*--kafka-traffic=DIR*", "*kafka_topics*", "*kafka_brokers*"])
-
-
-def test_kafka_scenario_marker_is_reserved(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(
-        """
-        import pytest
-
-        @pytest.mark.kafka_scenario("leader-failover")
-        def test_scenario(kafka_cluster):
-            pass
-        """
-    )
-    result = pytester.runpytest("--strict-markers")
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*kafka_scenario is reserved*not yet supported*"])

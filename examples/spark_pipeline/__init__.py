@@ -1,0 +1,1 @@
+"""A Structured Streaming job (orders -> per-customer totals) and its tests against mockkafka."""

@@ -1,0 +1,151 @@
+"""Fault coverage: which (API, fault kind, error code) combinations and which cluster verbs
+a test run exercised.
+
+Theory of operation
+-------------------
+Collection is off until something opens a :class:`FaultCoverage` with :func:`collect`
+(the pytest plugin's ``--kafka-fault-coverage`` does, for the whole session). While one is
+open, the server reports every rule that fired (``note_fired``: the API of the request and
+each action of the rule) and the fault engine every cluster event a verb emitted
+(``note_event``). Off, each report point costs one falsy check. Counting is per process;
+the pytest plugin merges the counts of xdist workers.
+
+:func:`universe` lists what *could* be exercised: every (API, ``error``, code) a broker may
+really answer (the table behind :func:`mockkafka.strategies.error_codes`), every other fault
+kind on every client API, and every cluster verb, so a report can say what was never tried.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from mockkafka.faults.model import (
+    Action,
+    CorruptBatch,
+    CustomHandler,
+    Delay,
+    DropConnection,
+    Error,
+    NeverRespond,
+    Observe,
+    PartialTrailingBatch,
+    Throttle,
+)
+
+#: Cluster event -> the verb that emits it (what the coverage report calls it).
+EVENT_VERBS = {
+    "broker_stopped": "stop_broker",
+    "broker_started": "start_broker",
+    "leader_moved": "move_leader",
+    "isr_changed": "set_isr",
+    "log_truncated": "truncate_log",
+    "records_deleted": "delete_records",
+    "topic_created": "create_topic",
+    "topic_deleted": "delete_topic",
+    "partitions_added": "add_partitions",
+    "config_changed": "set_topic_config",
+    "api_versions_capped": "cap_api_versions",
+    "rebalance_triggered": "trigger_rebalance",
+    "member_expired": "expire_member",
+    "coordinator_moved": "move_coordinator",
+    "transaction_aborted": "abort_transaction",
+    "transaction_expired": "expire_transaction",
+    "producer_fenced": "fence_producer",
+}
+
+#: Verbs the report cannot see: they emit no cluster event (``restart_broker`` shows as
+#: ``stop_broker`` and ``start_broker``).
+UNTRACKED_VERBS = ("restart_broker", "coordinator_loading", "delay_transaction_markers")
+
+_KINDS: dict[type[Action], str] = {
+    Error: "error",
+    Delay: "delay",
+    Throttle: "throttle",
+    DropConnection: "drop_connection",
+    NeverRespond: "never_respond",
+    PartialTrailingBatch: "partial_trailing_batch",
+    CorruptBatch: "corrupt_batch",
+    CustomHandler: "handler",
+    Observe: "observe",
+}
+
+#: A fault combination: (API, fault kind, error name or "").
+FaultKey = tuple[str, str, str]
+
+
+class FaultCoverage:
+    """Counts of fault combinations fired and verbs applied (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.faults: Counter[FaultKey] = Counter()
+        self.verbs: Counter[str] = Counter()
+
+    def merge(self, data: dict[str, Any]) -> None:
+        """Add counts in the form :meth:`to_dict` writes (another process's)."""
+        for api, kind, error, n in data.get("faults", ()):
+            self.faults[(api, kind, error)] += n
+        for verb, n in data.get("verbs", {}).items():
+            self.verbs[verb] += n
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "faults": [[*k, n] for k, n in sorted(self.faults.items())],
+            "verbs": dict(sorted(self.verbs.items())),
+        }
+
+
+_SINKS: list[FaultCoverage] = []
+
+
+def collect(coverage: FaultCoverage) -> None:
+    """Start counting into ``coverage`` (until :func:`stop`)."""
+    _SINKS.append(coverage)
+
+
+def stop(coverage: FaultCoverage) -> None:
+    if coverage in _SINKS:
+        _SINKS.remove(coverage)
+
+
+def action_kind(action: Action) -> str:
+    return _KINDS.get(type(action), type(action).__name__)
+
+
+def note_fired(api: str, rules: Iterable[Any]) -> None:
+    """Rules fired on a request of ``api`` (called by the server)."""
+    if not _SINKS:
+        return
+    for rule in rules:
+        for a in rule.actions:
+            key = (api, action_kind(a), a.code if isinstance(a, Error) else "")
+            for sink in _SINKS:
+                sink.faults[key] += 1
+
+
+def note_event(name: str) -> None:
+    """A cluster verb emitted event ``name`` (called by the fault engine)."""
+    if not _SINKS:
+        return
+    verb = EVENT_VERBS.get(name, name)
+    for sink in _SINKS:
+        sink.verbs[verb] += 1
+
+
+def universe(apis: Iterable[str] | None = None) -> tuple[list[FaultKey], list[str]]:
+    """Every fault combination and verb that could be exercised (for the "never" list):
+    errors per the error-facts table, other fault kinds on every client API (record-data
+    faults on Fetch only), every verb that emits an event."""
+    from mockkafka.faults.error_facts import CLIENT_APIS, ERRORS_BY_API, possible_errors
+
+    chosen = tuple(apis) if apis is not None else CLIENT_APIS
+    keys: list[FaultKey] = []
+    for api in chosen:
+        if api in ERRORS_BY_API:
+            keys += [(api, "error", e) for e in possible_errors(api, None)]
+        for kind in ("delay", "throttle", "drop_connection", "never_respond"):
+            keys.append((api, kind, ""))
+        if api == "Fetch":
+            keys += [(api, "partial_trailing_batch", ""), (api, "corrupt_batch", "")]
+    return keys, sorted(set(EVENT_VERBS.values()))

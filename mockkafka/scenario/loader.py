@@ -1,0 +1,242 @@
+"""Read a scenario file: YAML -> checked against the JSON Schema -> :class:`Scenario`.
+
+The whole file is checked before anything runs. Every error names the file, the line and
+column (from PyYAML's node marks), the field, and what is allowed, with a did-you-mean.
+YAML is read with YAML 1.2 booleans (only ``true``/``false``), so ``on: Fetch`` stays the
+key ``"on"``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from functools import cache
+from importlib import resources
+from pathlib import Path as FsPath
+from typing import Any
+
+import yaml
+
+from mockkafka.scenario.model import (
+    Path,
+    Scenario,
+    ScenarioError,
+    did_you_mean,
+    format_path,
+    from_dict,
+)
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader with YAML 1.2 booleans: ``on``/``off``/``yes``/``no`` stay strings."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:bool"]
+    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.copy().items()
+}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool",
+    __import__("re").compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    list("tTfF"),
+)
+
+Marks = dict[Path, tuple[int, int]]
+
+
+def _walk(node: yaml.Node, path: Path, marks: Marks) -> None:
+    marks.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            key = k.value if isinstance(k, yaml.ScalarNode) else str(k.value)
+            marks[(*path, key)] = (k.start_mark.line + 1, k.start_mark.column + 1)
+            _walk_value(v, (*path, key), marks)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, v in enumerate(node.value):
+            _walk(v, (*path, i), marks)
+
+
+def _walk_value(node: yaml.Node, path: Path, marks: Marks) -> None:
+    # the value's own position, for type errors on it; keys keep the key's position
+    marks[(*path, "<value>")] = (node.start_mark.line + 1, node.start_mark.column + 1)
+    _walk(node, path, marks)
+
+
+def _locate(marks: Marks, path: Path, *, at_value: bool) -> tuple[int | None, int | None]:
+    if at_value and (*path, "<value>") in marks:
+        return marks[(*path, "<value>")]
+    p = tuple(path)
+    while p:
+        if p in marks:
+            return marks[p]
+        p = p[:-1]
+    return marks.get((), (None, None))
+
+
+def parse_yaml(text: str, file: str) -> tuple[Any, Marks]:
+    """YAML text -> (document, marks); a syntax error becomes a ScenarioError."""
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+        doc = yaml.load(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        raise ScenarioError(
+            (),
+            f"not valid YAML: {exc.problem}" + (f" ({exc.context})" if exc.context else ""),
+            file=file,
+            line=mark.line + 1 if mark else None,
+            column=mark.column + 1 if mark else None,
+        ) from None
+    marks: Marks = {}
+    if node is not None:
+        _walk(node, (), marks)
+    return doc, marks
+
+
+# -- JSON Schema ------------------------------------------------------------------------------
+
+
+@cache
+def schema() -> dict[str, Any]:
+    """The published JSON Schema of scenario files (``mockkafka/scenario/schema.json``)."""
+    text = resources.files("mockkafka.scenario").joinpath("schema.json").read_text()
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def _schema_errors(doc: Any, marks: Marks, file: str) -> Iterator[ScenarioError]:
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema())
+    for err in sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))):
+        yield _schema_error(err, marks, file)
+
+
+def _describe(sub: dict[str, Any]) -> str:
+    if "description" in sub:
+        return str(sub["description"])
+    if "const" in sub:
+        return repr(sub["const"])
+    if "enum" in sub:
+        return "one of " + ", ".join(map(str, sub["enum"]))
+    return str(sub.get("type", "a value"))
+
+
+def _schema_error(err: Any, marks: Marks, file: str) -> ScenarioError:
+    path: Path = tuple(err.absolute_path)
+    v = err.validator
+    at_value = True
+    if v == "additionalProperties":
+        allowed = list(err.schema.get("properties", {}))
+        extra = [k for k in err.instance if k not in allowed]
+        key = extra[0]
+        path = (*path, str(key))
+        at_value = False
+        msg = f"unknown key {key!r}{did_you_mean(key, allowed)}; allowed: {', '.join(allowed)}"
+    elif v == "required":
+        msg = f"missing {err.message.split(' ')[0]} (required)"
+    elif v == "enum":
+        choices = [str(c) for c in err.validator_value]
+        msg = (
+            f"{err.instance!r} is not allowed{did_you_mean(err.instance, choices)}; "
+            f"allowed: {', '.join(choices)}"
+        )
+    elif v in ("anyOf", "oneOf") and isinstance(err.instance, dict) and err.context:
+        # a mapping that fits no alternative: report the mistake inside the alternative
+        # sharing the most keys with it
+        alts = err.validator_value
+
+        def overlap(i: int) -> tuple[int, bool]:
+            props = alts[i].get("properties", {})
+            return sum(1 for k in err.instance if k in props), alts[i].get("type") == "object"
+
+        best = max(range(len(alts)), key=overlap)
+        inside = [e for e in err.context if e.relative_schema_path[0] == best]
+        if inside:
+            inside.sort(key=lambda e: -len(e.absolute_path))
+            return _schema_error(inside[0], marks, file)
+    elif v in ("anyOf", "oneOf"):
+        expected = (
+            err.schema["description"]
+            if "description" in err.schema
+            else " or ".join(_describe(s) for s in err.validator_value)
+        )
+        msg = f"{err.instance!r} is not valid; expected {expected}"
+    elif v == "type":
+        msg = f"expected {_describe(err.schema)}, got {err.instance!r}"
+    else:
+        msg = err.message
+    line, col = _locate(marks, path, at_value=at_value)
+    return ScenarioError(path, msg, file=file, line=line, column=col)
+
+
+# -- entry points ----------------------------------------------------------------------------
+
+
+def load_text(text: str, *, file: str = "<scenario>") -> Scenario:
+    """Parse and check scenario YAML; raises :class:`ScenarioError` naming file:line:col."""
+    doc, marks = parse_yaml(text, file)
+    errors = list(_schema_errors(doc, marks, file))
+    if errors:
+        first = errors[0]
+        if len(errors) > 1:
+            rest = "\n".join(f"  {e}" for e in errors[1:])
+            raise ScenarioError(
+                first.path,
+                f"{first.message}\n{len(errors) - 1} more mistake(s):\n{rest}",
+                file=first.file,
+                line=first.line,
+                column=first.column,
+            )
+        raise first
+    try:
+        scenario = from_dict(doc, source=file)
+        from mockkafka.scenario.seed import check_templates
+
+        for spec in scenario.seed:
+            check_templates(spec, scenario.random_seed)
+        return scenario
+    except ScenarioError as exc:
+        line, col = _locate(marks, exc.path, at_value=True)
+        raise exc.located(file, line, col) from None
+
+
+def library_dirs() -> list[FsPath]:
+    """Where library scenarios live: ``mockkafka/scenarios/`` of an installed package (the
+    wheel maps the repository's ``scenarios/`` there), or ``scenarios/`` of a source
+    checkout."""
+    package = FsPath(__file__).resolve().parent.parent
+    return [d for d in (package / "scenarios", package.parent / "scenarios") if d.is_dir()]
+
+
+def library() -> dict[str, FsPath]:
+    """Library scenario name -> file."""
+    found: dict[str, FsPath] = {}
+    for d in library_dirs():
+        for f in sorted(d.glob("*.yaml")):
+            found.setdefault(f.stem, f)
+    return found
+
+
+def load(path_or_name: str | os.PathLike[str]) -> Scenario:
+    """A scenario file (``.yaml``/``.yml`` path) or a library name (``"leader-failover"``)."""
+    p = FsPath(path_or_name)
+    if p.suffix in (".yaml", ".yml") or p.exists() or os.sep in str(path_or_name):
+        if not p.is_file():
+            raise ScenarioError((), "no such scenario file", file=str(path_or_name))
+        return load_text(p.read_text(), file=str(p))
+    lib = library()
+    name = str(path_or_name)
+    if name not in lib:
+        raise ScenarioError(
+            (),
+            f"no library scenario named {name!r}{did_you_mean(name, lib)}; "
+            f"library: {', '.join(sorted(lib)) or 'empty'} (or give a path to a .yaml file)",
+            file=name,
+        )
+    f = lib[name]
+    return load_text(f.read_text(), file=str(f))
+
+
+__all__ = ["format_path", "library", "load", "load_text", "parse_yaml", "schema"]

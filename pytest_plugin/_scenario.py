@@ -1,0 +1,104 @@
+"""``@pytest.mark.kafka_scenario("leader-failover")``: a YAML scenario alongside a test.
+
+The marker names a library scenario or a ``.yaml`` path (relative to the test file, then to
+the current directory). The ``kafka_cluster`` fixture then gets the scenario's brokers and
+cluster options (a ``kafka_cluster`` marker still wins), its topics and seed data, and the
+scenario's steps play in the background while the test runs. When the test body returns,
+the steps not yet run are cancelled and ``expect:`` is checked: every failed expectation
+(and every step that never ran) fails the test, listed in one AssertionError.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+# mockkafka is imported only when a test uses the marker: loading the plugin stays cheap.
+if TYPE_CHECKING:
+    from mockkafka import Cluster, Scenario
+    from mockkafka.scenario.runner import ScenarioThread
+
+MARKER = "kafka_scenario"
+RUN_KEY: pytest.StashKey[ScenarioThread] = pytest.StashKey()
+MARKER_HELP = (
+    "kafka_scenario(name_or_path): play a YAML scenario (library name or .yaml path) "
+    "alongside the test on the kafka_cluster fixture; its expect: is checked when the test "
+    "body returns"
+)
+
+
+def _usage_error(message: str) -> None:
+    __tracebackhide__ = True
+    pytest.fail(f"mockkafka usage error: {message}", pytrace=False)
+
+
+def scenario_of(item: pytest.Item) -> Scenario | None:
+    """The scenario the test's marker names (None without a marker); raises UsageError
+    with the loader's file:line:column message for a bad file or name."""
+    __tracebackhide__ = True
+    mark = item.get_closest_marker(MARKER)
+    if mark is None:
+        return None
+    if len(mark.args) != 1 or mark.kwargs or not isinstance(mark.args[0], str | Path):
+        _usage_error(
+            "@pytest.mark.kafka_scenario takes one argument: a library scenario name "
+            "(`mockkafka scenarios` lists them) or a path to a .yaml file"
+        )
+    from mockkafka import Scenario, ScenarioError
+
+    target: Any = mark.args[0]
+    if str(target).endswith((".yaml", ".yml")):
+        here = Path(str(item.fspath)).parent / target
+        if here.is_file():
+            target = here
+    try:
+        return Scenario.load(target)
+    except ScenarioError as exc:
+        message = f"@pytest.mark.kafka_scenario: {exc}"
+    _usage_error(message)
+    return None
+
+
+def check_fixture(item: pytest.Item) -> None:
+    __tracebackhide__ = True
+    if item.get_closest_marker(MARKER) is not None and "kafka_cluster" not in getattr(
+        item, "fixturenames", ()
+    ):
+        _usage_error(
+            "@pytest.mark.kafka_scenario plays on the kafka_cluster fixture: add the "
+            "kafka_cluster argument to the test"
+        )
+
+
+def cluster_options(scenario: Scenario | None) -> dict[str, Any] | None:
+    """The scenario's brokers and cluster options, as a layer of the fixture's options."""
+    if scenario is None:
+        return None
+    return {"brokers": scenario.cluster.brokers, **dict(scenario.cluster.options)}
+
+
+def start(item: pytest.Item, scenario: Scenario | None, cluster: Cluster) -> None:
+    """Set up the scenario on the fixture's cluster and start its steps."""
+    if scenario is not None:
+        item.stash[RUN_KEY] = scenario.start(cluster)
+
+
+def finish(item: pytest.Item) -> None:
+    """Stop the steps still waiting and check expect: (AssertionError lists failures)."""
+    __tracebackhide__ = True
+    run = item.stash.get(RUN_KEY, None)
+    if run is None:
+        return
+    del item.stash[RUN_KEY]
+    run.stop()
+    run.check()
+
+
+def abandon(item: pytest.Item) -> None:
+    """At fixture teardown: stop steps still running when the test body raised."""
+    run = item.stash.get(RUN_KEY, None)
+    if run is not None:
+        del item.stash[RUN_KEY]
+        run.stop()

@@ -1,0 +1,35 @@
+"""docs/fuzzing.md: its example code is the example's code, and its state machine runs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+from hypothesis.stateful import run_state_machine_as_test
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+DOCS = ROOT / "docs" / "fuzzing.md"
+EXAMPLE = ROOT / "examples" / "fuzz_worker" / "test_worker.py"
+
+
+def python_blocks() -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```", DOCS.read_text(), re.M | re.S)
+
+
+def test_the_walkthrough_shows_the_example_as_it_is() -> None:
+    (block,) = [b for b in python_blocks() if b.startswith("PLANS = fault_plans(")]
+    assert block in EXAMPLE.read_text(), "update docs/fuzzing.md from examples/fuzz_worker"
+
+
+@pytest.mark.interop
+def test_the_state_machine_of_the_docs_runs() -> None:
+    (block,) = [b for b in python_blocks() if "class IdempotentProducer" in b]
+    namespace: dict[str, object] = {"__name__": "fuzzing_docs"}
+    exec(compile(block, str(DOCS), "exec"), namespace)
+    machine = namespace["IdempotentProducer"]
+    run_state_machine_as_test(
+        machine,  # type: ignore[arg-type]
+        settings=settings(max_examples=5, stateful_step_count=4, deadline=None, database=None),
+    )

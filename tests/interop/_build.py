@@ -1,0 +1,165 @@
+"""Build-once helpers for the Java and Go interop tiers (compiled per session, cached).
+
+Builds land in ``<repo>/.cache/`` (gitignored), keyed by a hash of their sources, so a
+second session reuses them. A tier whose toolchain or dependencies cannot be had is skipped
+with a reason naming what is missing; nothing here hangs: every subprocess has a timeout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent.parent
+CACHE = REPO / ".cache"
+JAVA_SRC = Path(__file__).resolve().parent / "java"
+GO_SRC = Path(__file__).resolve().parent / "go"
+
+#: kafka-clients versions of the Java tier: the newest 4.x and the newest 3.x.
+KAFKA_CLIENTS_VERSIONS = ("4.4.0", "3.9.2")
+BUILD_TIMEOUT_S = 300.0
+#: Set (as .ci/run does after its bounded download steps) to build from local caches only:
+#: a tier whose downloads did not finish then skips instead of downloading during the tests.
+OFFLINE = os.environ.get("MOCKKAFKA_BUILD_OFFLINE") == "1"
+
+
+def _digest(paths: Sequence[Path], *extra: str) -> str:
+    h = hashlib.sha256()
+    for path in sorted(paths):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    for e in extra:
+        h.update(e.encode())
+    return h.hexdigest()[:12]
+
+
+def _run(cmd: Sequence[str], cwd: Path, what: str, env: dict[str, str] | None = None) -> str:
+    """Run a build step; returns '' or why it failed (for a skip or a failure message)."""
+    try:
+        proc = subprocess.run(
+            list(cmd),
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT_S,
+            env={**os.environ, **(env or {})},
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return f"{what} timed out after {BUILD_TIMEOUT_S:.0f} s"
+    if proc.returncode:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-8:])
+        return f"{what} failed ({' '.join(cmd[:3])} ... exited {proc.returncode}):\n{tail}"
+    return ""
+
+
+@dataclass(frozen=True)
+class Program:
+    """A built interop program: ``run(*args)`` returns its last stdout line parsed as JSON."""
+
+    name: str
+    command: tuple[str, ...]
+
+    def run(self, *args: str, timeout: float = 90.0) -> dict[str, Any]:
+        proc = subprocess.run(
+            [*self.command, *args], capture_output=True, text=True, timeout=timeout, check=False
+        )
+        lines = proc.stdout.strip().splitlines()
+        assert proc.returncode == 0 and lines, (
+            f"{self.name} {' '.join(args[:1])} exited {proc.returncode}\n"
+            f"stdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-4000:]}"
+        )
+        result: dict[str, Any] = json.loads(lines[-1])
+        return result
+
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        """Run it in the background (the test drives faults meanwhile); see :func:`finish`."""
+        return subprocess.Popen(
+            [*self.command, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+
+    def finish(self, proc: subprocess.Popen[str], *, timeout: float = 90.0) -> dict[str, Any]:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+        lines = out.strip().splitlines()
+        assert proc.returncode == 0 and lines, (
+            f"{self.name} exited {proc.returncode}\nstdout: {out[-2000:]}\nstderr: {err[-4000:]}"
+        )
+        result: dict[str, Any] = json.loads(lines[-1])
+        return result
+
+
+def held_values(cluster: Any, topic: str) -> list[str]:
+    """The values ``topic`` holds, in log order per partition (what the program wrote)."""
+    return [r.value.decode() for r in cluster.topic(topic).records() if r.value is not None]
+
+
+def build_java(version: str) -> Program:
+    """Compile ``java/src`` against kafka-clients ``version`` (resolved by mvn into ~/.m2).
+
+    Skips (pytest.skip) when java, javac or mvn is missing or the jars cannot be resolved.
+    """
+    for tool in ("java", "javac", "mvn"):
+        if shutil.which(tool) is None:
+            pytest.skip(
+                f"java tier: `{tool}` is not installed (apt-get install openjdk-17-jdk maven)"
+            )
+    sources = sorted((JAVA_SRC / "src").glob("*.java"))
+    out = CACHE / "java" / f"{version}-{_digest([*sources, JAVA_SRC / 'pom.xml'], version)}"
+    if not (out / "classes" / "Interop.class").is_file():
+        # Built in a private directory, then renamed: xdist workers may build at once.
+        tmp = out.with_name(f"{out.name}.tmp{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        step = ["dependency:build-classpath", f"-Dkafka.version={version}"]
+        step.append(f"-Dmdep.outputFile={tmp / 'classpath.txt'}")
+        problem = _run(["mvn", "-B", "-q", "-o", *step], JAVA_SRC, "mvn (offline)")
+        if problem and not OFFLINE:
+            problem = _run(["mvn", "-B", "-q", *step], JAVA_SRC, "mvn")
+        if problem:
+            pytest.skip(f"java tier: kafka-clients {version} cannot be resolved: {problem}")
+        cp = (tmp / "classpath.txt").read_text().strip()
+        javac = ["javac", "-nowarn", "-d", str(tmp / "classes"), "-cp", cp]
+        problem = _run([*javac, *map(str, sources)], JAVA_SRC, "javac")
+        assert not problem, problem  # our own source does not compile: a defect, not a skip
+        try:
+            tmp.rename(out)
+        except OSError:  # another worker finished first
+            shutil.rmtree(tmp, ignore_errors=True)
+    classes, classpath_file = out / "classes", out / "classpath.txt"
+    cp = f"{classes}{os.pathsep}{classpath_file.read_text().strip()}"
+    return Program(f"Interop (kafka-clients {version})", ("java", "-cp", cp, "Interop"))
+
+
+def build_go() -> Program:
+    """``go build`` the module under ``go/`` (modules from the Go proxy, cached by Go).
+
+    Skips when go is missing or the modules cannot be downloaded.
+    """
+    if shutil.which("go") is None:
+        pytest.skip("go tier: `go` is not installed (Go 1.26 or newer, as go/go.mod says)")
+    sources = [*sorted(GO_SRC.glob("*.go")), GO_SRC / "go.mod", GO_SRC / "go.sum"]
+    binary = CACHE / "go" / f"interop-{_digest([s for s in sources if s.exists()])}"
+    if not binary.is_file():
+        binary.parent.mkdir(parents=True, exist_ok=True)
+        offline = {"GOPROXY": "off", "GOFLAGS": "-mod=mod"} if OFFLINE else None
+        problem = _run(["go", "mod", "download"], GO_SRC, "go mod download", offline)
+        if problem:
+            pytest.skip(f"go tier: the Go modules cannot be downloaded: {problem}")
+        tmp = binary.with_name(f"{binary.name}.tmp{os.getpid()}")
+        problem = _run(["go", "build", "-o", str(tmp), "."], GO_SRC, "go build", offline)
+        assert not problem, problem
+        tmp.replace(binary)  # atomic: xdist workers may build at once
+    return Program("Go interop", (str(binary),))

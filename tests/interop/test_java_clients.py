@@ -1,0 +1,174 @@
+"""Java kafka-clients (newest 4.x and newest 3.x) against mockkafka, driven from pytest.
+
+``java/src/Interop.java`` is compiled once per session per client version (cached under
+``.cache/java``) and run as a subprocess per scenario; it prints a JSON summary and the test
+checks it against what the brokers hold. Skips, saying what is missing, without Java, Maven
+or the kafka-clients jars.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+import mockkafka
+from tests.interop._build import KAFKA_CLIENTS_VERSIONS, Program, build_java
+from tests.interop._build import held_values as values
+from tests.interop.conftest import unique
+
+pytestmark = [pytest.mark.java, pytest.mark.interop]
+
+
+@pytest.fixture(scope="session", params=KAFKA_CLIENTS_VERSIONS, ids=lambda v: f"kafka-clients-{v}")
+def java(request: pytest.FixtureRequest) -> Program:
+    return build_java(request.param)
+
+
+@pytest.fixture(scope="session")
+def java_newest() -> Program:
+    """Only the newest client for the fault-reaction tests (they exercise the broker)."""
+    return build_java(KAFKA_CLIENTS_VERSIONS[0])
+
+
+def test_every_codec_round_trips(java: Program, cluster: mockkafka.Cluster) -> None:
+    topic = unique("jcodec")
+    cluster.create_topic(topic, partitions=2, replication_factor=3)
+    result = java.run("codecs", cluster.bootstrap_servers, topic, "20")
+    assert result == {c: 20 for c in ("none", "gzip", "snappy", "lz4", "zstd")}
+    assert len(values(cluster, topic)) == 100
+
+
+def test_idempotent_producer_with_five_in_flight_survives_errors_and_lost_acks(
+    java: Program, cluster: mockkafka.Cluster
+) -> None:
+    topic = unique("jidem")
+    cluster.create_topic(topic, partitions=1, replication_factor=3)
+    errors = cluster.faults.on("Produce", topic=topic).nth(3).error("NOT_LEADER_OR_FOLLOWER")
+    lost = cluster.faults.on("Produce", topic=topic).nth(6).drop_connection(after_processing=True)
+    result = java.run("produce", cluster.bootstrap_servers, topic, "400", "true")
+    assert result == {"acked": 400}
+    assert errors.fired == 1 and lost.fired == 1
+    held = values(cluster, topic)
+    assert sorted(held, key=lambda v: int(v[1:])) == [f"v{i}" for i in range(400)]
+    assert held == [f"v{i}" for i in range(400)]  # in order despite 5 requests in flight
+
+
+def test_consume_transform_produce_in_transactions(
+    java: Program, cluster: mockkafka.Cluster
+) -> None:
+    src, dst, group, txn = unique("jin"), unique("jout"), unique("jg"), unique("jtx")
+    cluster.create_topic(src, partitions=2, replication_factor=3)
+    cluster.create_topic(dst, partitions=2, replication_factor=3)
+    for i in range(60):
+        cluster.produce(src, f"m{i}", key=f"k{i}", partition=i % 2)
+    result = java.run("txn", cluster.bootstrap_servers, src, dst, group, txn, "60")
+    assert result["copied"] == 60 and result["transactions"] >= 1
+    committed = [r.value for r in cluster.topic(dst).records() if r.value is not None]
+    assert sorted(v.decode() for v in committed if v != b"aborted") == sorted(
+        f"M{i}" for i in range(60)
+    )
+    offsets = cluster.committed_offsets(group)
+    assert offsets[(src, 0)] + offsets[(src, 1)] == 60
+    # A read_committed reader sees neither the aborted record nor uncommitted data.
+    seen = java.run("consume", cluster.bootstrap_servers, dst, "60", "read_committed")["seen"]
+    assert sorted(seen) == sorted(f"M{i}" for i in range(60))
+
+
+def test_second_instance_fences_the_first(java: Program, cluster: mockkafka.Cluster) -> None:
+    topic, txn = unique("jfence"), unique("jtx")
+    cluster.create_topic(topic, partitions=1, replication_factor=3)
+    result = java.run("fence", cluster.bootstrap_servers, topic, txn)
+    assert result["first_error"] in {"ProducerFencedException", "InvalidProducerEpochException"}
+    seen = java.run("consume", cluster.bootstrap_servers, topic, "1", "read_committed")["seen"]
+    assert seen == ["from-second"]
+
+
+@pytest.mark.parametrize("protocol", ["eager", "cooperative", "consumer"])
+def test_two_members_share_a_topic_and_commit(
+    java: Program, cluster: mockkafka.Cluster, protocol: str
+) -> None:
+    topic, group = unique("jgrp"), unique("jg")
+    cluster.create_topic(topic, partitions=4, replication_factor=3)
+    for i in range(200):
+        cluster.produce(topic, f"v{i}", partition=i % 4)
+    result = java.run("group", cluster.bootstrap_servers, topic, group, protocol, "200")
+    assert result["consumed"] >= 200
+    parts = [set(p) for p in result["assignments"].values()]
+    assert len(parts) == 2 and all(parts) and not (parts[0] & parts[1]), result
+    assert sum(cluster.committed_offsets(group).values()) == 200
+    api = "ConsumerGroupHeartbeat" if protocol == "consumer" else "JoinGroup"
+    assert cluster.traffic.requests(api)
+
+
+def test_admin_everyday_calls(java: Program, cluster: mockkafka.Cluster) -> None:
+    result = java.run("admin", cluster.bootstrap_servers, unique("jadm"))
+    assert result == {
+        "cluster_nodes": 3,
+        "listed": True,
+        "partitions": 4,
+        "replicas": 3,
+        "cleanup.policy": "compact,delete",
+        "retention.ms": "3600000",
+        "earliest": 4,
+        "latest": 10,
+        "group_offset": 7,
+        "group_described": True,
+        "deleted": True,
+    }
+
+
+def test_consumer_follows_a_leader_move_mid_stream(
+    java_newest: Program, cluster: mockkafka.Cluster
+) -> None:
+    topic = unique("jmove")
+    cluster.create_topic(topic, partitions=1, replication_factor=3)
+    for i in range(50):
+        cluster.produce(topic, f"a{i}")
+    proc = java_newest.start("consume", cluster.bootstrap_servers, topic, "100", "read_uncommitted")
+    cluster.traffic.wait_for("Fetch", count=2, timeout=30)  # the only topic
+    old = cluster.topic(topic).partition(0).leader
+    cluster.move_leader(topic, 0, to=old % 3 + 1)
+    for i in range(50):
+        cluster.produce(topic, f"b{i}")
+    seen = java_newest.finish(proc)["seen"]
+    assert Counter(seen) == Counter([f"a{i}" for i in range(50)] + [f"b{i}" for i in range(50)])
+    assert cluster.traffic.requests("Fetch", broker=old % 3 + 1)
+
+
+@pytest.mark.parametrize(
+    "fault",
+    ["error", "throttle", "drop_connection"],
+)
+def test_consumer_rides_out_fetch_faults(
+    java_newest: Program, cluster: mockkafka.Cluster, fault: str
+) -> None:
+    topic = unique("jfault")
+    cluster.create_topic(topic, partitions=2, replication_factor=3)
+    for i in range(80):
+        cluster.produce(topic, f"v{i}", partition=i % 2)
+    on = cluster.faults.on("Fetch", topic=topic).times(2)
+    if fault == "error":
+        rule = on.error("NOT_LEADER_OR_FOLLOWER")
+    elif fault == "throttle":
+        rule = on.throttle(ms=300)
+    else:
+        rule = on.drop_connection()
+    seen = java_newest.run("consume", cluster.bootstrap_servers, topic, "80", "read_uncommitted")[
+        "seen"
+    ]
+    assert sorted(seen) == sorted(f"v{i}" for i in range(80))
+    assert rule.fired == 2
+
+
+def test_producer_rides_out_throttling(java_newest: Program, cluster: mockkafka.Cluster) -> None:
+    topic = unique("jthr")
+    cluster.create_topic(topic, partitions=1, replication_factor=3)
+    rule = cluster.faults.on("Produce", topic=topic).times(3).throttle(ms=200)
+    assert java_newest.run("produce", cluster.bootstrap_servers, topic, "100", "true") == {
+        "acked": 100
+    }
+    assert rule.fired == 3
+    assert len(values(cluster, topic)) == 100
+    throttled = cluster.traffic.requests("Produce", fault=rule)
+    assert len(throttled) == 3

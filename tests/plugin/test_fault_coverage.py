@@ -1,0 +1,87 @@
+"""``--kafka-fault-coverage``: a table of what fired and what never did, and a JSON file,
+merged across xdist workers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.timeout(90)
+
+TESTS = """
+import pytest
+from confluent_kafka import Producer
+
+@pytest.mark.kafka_cluster(brokers=2, topics={"orders": 1})
+@pytest.mark.parametrize("code", ["NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT"])
+def test_retried(kafka_cluster, code):
+    kafka_cluster.faults.on("Produce").once().error(code)
+    p = Producer({"bootstrap.servers": kafka_cluster.bootstrap_servers,
+                  "retry.backoff.ms": 10, "log_level": 0})
+    p.produce("orders", b"x")
+    assert p.flush(10) == 0
+
+@pytest.mark.kafka_cluster(brokers=2, topics={"orders": 1})
+def test_leader_moves(kafka_cluster):
+    kafka_cluster.move_leader("orders", 0, to=2)
+"""
+
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+@pytest.fixture(autouse=True)
+def this_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Subprocesses (and xdist workers) import this checkout's plugin, not an installed one."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+    pytester.makepyfile(TESTS)
+    result = pytester.runpytest_subprocess("--kafka-fault-coverage=cov.json", *args)
+    result.assert_outcomes(passed=3)
+    return result, json.loads((pytester.path / "cov.json").read_text())
+
+
+def test_coverage_reports_what_fired_and_what_never_did(pytester: pytest.Pytester) -> None:
+    result, report = _run(pytester)
+    result.stdout.fnmatch_lines(
+        [
+            "*mockkafka fault coverage*",
+            "fault combinations exercised: 2 of * known",
+            "Produce *error=NOT_LEADER_OR_FOLLOWER x1, error=REQUEST_TIMED_OUT x1",
+            "verbs exercised: *move_leader x1*",
+            "verbs never applied: *trigger_rebalance*",
+            "JSON report: cov.json",
+        ]
+    )
+    exercised = {
+        (e["api"], e["fault"], e["error"]): e["count"] for e in report["faults"]["exercised"]
+    }
+    assert exercised == {
+        ("Produce", "error", "NOT_LEADER_OR_FOLLOWER"): 1,
+        ("Produce", "error", "REQUEST_TIMED_OUT"): 1,
+    }
+    never = report["faults"]["never"]
+    assert {"api": "Fetch", "fault": "partial_trailing_batch", "error": None} in never
+    assert {"api": "Produce", "fault": "error", "error": "NOT_LEADER_OR_FOLLOWER"} not in never
+    assert report["faults"]["covered"] == 2
+    assert report["verbs"]["exercised"]["move_leader"] == 1
+    assert "trigger_rebalance" in report["verbs"]["never"]
+
+
+def test_coverage_merges_xdist_workers(pytester: pytest.Pytester) -> None:
+    _result, report = _run(pytester, "-n", "2")
+    assert report["faults"]["covered"] == 2
+    assert report["verbs"]["exercised"]["move_leader"] == 1
+
+
+def test_no_report_without_the_option(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(TESTS)
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=3)
+    assert "fault coverage" not in result.stdout.str()
+    assert not (pytester.path / "kafka-fault-coverage.json").exists()

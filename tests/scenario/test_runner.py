@@ -1,0 +1,166 @@
+"""The runner: steps in order on start conditions, seed data reproducible from a seed,
+expectations reported like test failures; sync, trio and asyncio forms."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import trio
+
+import mockkafka
+from mockkafka import Scenario
+
+VERBS_ONLY = """
+name: verbs-only
+cluster: {brokers: 2}
+topics: {orders: {partitions: 2, replication_factor: 2}}
+seed:
+  orders: {count: 10, partition: 0, value: "v{{ index }}"}
+steps:
+  - produce: {topic: orders, value: late, partition: 1}
+  - after: {records: {topic: orders, count: 11}}
+    stop_broker: {broker: 2}
+  - after: {event: {event: broker_stopped, broker: 2}}
+    start_broker: {broker: 2}
+  - commit_offsets: {group: g, offsets: [{topic: orders, partition: 0, offset: 10}]}
+  - after: {committed: {group: g, topic: orders, partition: 0, offset: 10}}
+    move_leader: {topic: orders, partition: all, to: next}
+  - after: {time: 50ms}
+    fault: {name: later, on: Fetch, once: true, error: NOT_LEADER_OR_FOLLOWER}
+expect:
+  records: {topic: orders, count: 11}
+  committed: {group: g, topic: orders, partition: 0}
+  no_data_loss: [orders]
+"""
+
+
+def test_steps_run_in_order_on_their_conditions_and_expect_holds() -> None:
+    sc = Scenario.from_yaml(VERBS_ONLY)
+    with mockkafka.Cluster(brokers=2) as c:
+        sc.run(c, timeout=20)
+        # stop_broker moved partition 1 away from broker 2; move_leader moved both to "next"
+        parts = c.topic("orders").partitions
+        assert [(p.leader, p.leader_epoch) for p in parts] == [(2, 1), (2, 2)]
+        assert [r.name for r in c.faults.rules()] == ["later"]
+        c.faults.clear()
+
+
+def test_the_trio_form_plays_on_an_async_cluster() -> None:
+    sc = Scenario.from_yaml(VERBS_ONLY)
+
+    async def main() -> None:
+        async with mockkafka.open_cluster(brokers=2) as c:
+            await sc.run_async(c)
+            assert c.committed_offsets("g") == {("orders", 0): 10}
+            c.faults.clear()
+
+    trio.run(main)
+
+
+def test_the_asyncio_form_plays_on_a_threaded_cluster() -> None:
+    sc = Scenario.from_yaml(VERBS_ONLY)
+    with mockkafka.Cluster(brokers=2) as c:
+        asyncio.run(sc.run_async(c))
+        assert len(c.topic("orders").records()) == 11
+        c.faults.clear()
+
+
+def test_every_failed_expectation_and_step_not_run_is_listed() -> None:
+    sc = Scenario.from_yaml(
+        """
+name: failing
+topics: {t: {}}
+steps:
+  - fault: {name: idle, on: DeleteTopics, once: true, error: UNKNOWN_SERVER_ERROR}
+  - when: {group: nobody}
+    timeout: 100ms
+    trigger_rebalance: {group: nobody}
+  - stop_broker: {broker: 1}
+expect:
+  records: {topic: t, at_least: 1}
+  committed: {group: g, topic: t}
+  group_state: {group: nobody}
+  transaction_state: {transactional_id: tx, state: CompleteCommit}
+  traffic: {api: Produce, at_least: 1}
+  rules_fired: all
+"""
+    )
+    with mockkafka.Cluster() as c:
+        with pytest.raises(AssertionError) as info:
+            sc.run(c, timeout=10)
+        c.faults.clear()
+    lines = str(info.value).splitlines()
+    assert lines[0] == "scenario 'failing': 8 expectation(s) failed:"
+    assert lines[1].startswith(
+        "  - step 2 trigger_rebalance never ran: {'when': {'group': 'nobody', 'state': 'Stable'}}: "
+        "not reached within 0.1 s; last seen: the group does not exist"
+    )
+    assert lines[2:8] == [
+        "  - step 3 stop_broker never ran (an earlier step did not)",
+        "  - Records: t holds 0 records, expected >= 1",
+        "  - Committed: group 'g' committed None on t-0, expected >= 0 (the high watermark)",
+        "  - GroupState: group 'nobody' does not exist",
+        "  - TransactionState: transactional id 'tx' is unknown",
+        "  - TrafficCount: 0 Produce exchanges, expected >= 1",
+    ]
+    assert lines[8].startswith("  - RulesFired: fault 'idle' never fired (matched 0x)")
+    assert lines[9] == "timeline:"
+
+
+def test_a_verb_the_cluster_refuses_stops_the_timeline_with_its_error() -> None:
+    sc = Scenario.from_yaml(
+        "name: refused\nsteps:\n  - move_leader: {topic: nope, partition: 0, to: 1}\n"
+        "  - trigger_rebalance: {group: g}\n"
+    )
+    with mockkafka.Cluster() as c, pytest.raises(AssertionError) as info:
+        sc.run(c, timeout=10)
+    msg = str(info.value)
+    assert "step 1 move_leader failed: " in msg and "UNKNOWN_TOPIC_OR_PARTITION" in msg
+    assert "step 2 trigger_rebalance never ran (an earlier step did not)" in msg
+
+
+def test_seed_data_is_reproducible_from_the_random_seed() -> None:
+    text = """
+name: seeded
+random_seed: {seed}
+topics: {{t: {{partitions: 3}}}}
+seed:
+  t: {{count: 20, key: "{{{{ faker.uuid4 }}}}", value: {{faker: json, fields: {{name: name, email: email}}}}}}
+"""
+
+    def records(seed: int) -> list[tuple[int, bytes | None, bytes | None]]:
+        sc = Scenario.from_yaml(text.format(seed=seed))
+        with mockkafka.Cluster() as c:
+            sc.run(c, timeout=10)
+            return [
+                (p.partition, r.key, r.value) for p in c.topic("t").partitions for r in p.records()
+            ]
+
+    first, again, other = records(1), records(1), records(2)
+    assert first == again and first != other and len(first) == 20
+    assert all(b'"email":' in v for _p, _k, v in first if v is not None)
+
+
+def test_a_scenario_needing_more_brokers_than_the_cluster_has_is_refused() -> None:
+    sc = Scenario.load("leader-failover")
+    with (
+        mockkafka.Cluster(brokers=1) as c,
+        pytest.raises(mockkafka.MockKafkaError, match=r"needs 3 brokers; the cluster has 1"),
+    ):
+        sc.start(c)
+
+
+def test_stop_cancels_waiting_steps_and_check_reports_them() -> None:
+    sc = Scenario.from_yaml(
+        "name: waits\nsteps:\n  - after: {requests: {api: Produce, count: 1}}\n"
+        "    trigger_rebalance: {group: g}\n"
+    )
+    with mockkafka.Cluster() as c:
+        run = sc.start(c)
+        assert not run.wait(0.1)
+        run.stop()
+        assert run.failures() == [
+            "step 1 trigger_rebalance never ran: the scenario was stopped before its start "
+            "condition ({'after': {'requests': {'api': 'Produce', 'count': 1}}}) held"
+        ]
