@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 PROG = "mockkafka"
 # ClusterConfig fields with a flag of their own (or none: set through other flags).
-_OWN_FLAGS = {"brokers", "racks", "broker_configs", "users"}
+_OWN_FLAGS = {"brokers", "racks", "broker_configs", "users", "super_users"}
 # What a generated flag means, where its name alone does not say it.
 _FLAG_NOTES = {
     "auto_create_topics": "auto.create.topics.enable",
@@ -55,6 +55,7 @@ _FLAG_NOTES = {
     "telemetry": "advertise the KIP-714 client telemetry APIs",
     "security_protocol": "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL",
     "ssl_client_auth": "ssl.client.auth: none, requested or required",
+    "authorizer": "check every request against ACLs (authorizer.class.name)",
 }
 
 

@@ -50,6 +50,13 @@ class ClusterConfig:
     ``group.protocol=consumer`` group settles in well under a second. ``telemetry`` advertises
     the KIP-714 client telemetry APIs, as a broker with a client-metrics plugin does (off, as
     in a default Kafka, so clients do not log telemetry lines).
+
+    Security: ``security_protocol`` (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL),
+    ``ssl_client_auth`` (``ssl.client.auth``), ``users`` (SASL users, ``{name: password}``).
+    ``authorizer=True`` turns ACLs on, as a broker with ``authorizer.class.name`` set:
+    every request is checked against the ACLs (CreateAcls / DescribeAcls / DeleteAcls);
+    ``super_users`` (Kafka's ``super.users``, e.g. ``["User:admin"]``) may do anything and
+    ``allow_everyone_if_no_acl_found`` is Kafka's ``allow.everyone.if.no.acl.found``.
     """
 
     brokers: int = 1
@@ -70,6 +77,9 @@ class ClusterConfig:
     security_protocol: str = "PLAINTEXT"
     ssl_client_auth: str = "none"
     users: tuple[tuple[str, str], ...] = ()
+    authorizer: bool = False
+    super_users: tuple[str, ...] = ()
+    allow_everyone_if_no_acl_found: bool = False
 
     def __post_init__(self) -> None:
         from mockkafka.cluster.security import check_security, check_users
@@ -93,6 +103,14 @@ class ClusterConfig:
                 "broker_configs",
                 tuple((str(k), str(v)) for k, v in self.broker_configs.items()),
             )
+        if isinstance(self.super_users, str) or not all(
+            isinstance(u, str) and ":" in u for u in self.super_users
+        ):
+            raise ConfigError(
+                f"cluster option super_users must be a list of principals like "
+                f"['User:admin'], got {self.super_users!r}"
+            )
+        object.__setattr__(self, "super_users", tuple(self.super_users))
         if isinstance(self.users, Mapping):
             object.__setattr__(self, "users", tuple(self.users.items()))
         check_users(self.security_protocol, self.users)

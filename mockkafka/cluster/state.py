@@ -31,6 +31,7 @@ from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from mockkafka.cluster.acls import AclStore
 from mockkafka.cluster.config import ClusterConfig
 from mockkafka.cluster.configs import (
     BROKER_DEFAULTS,
@@ -241,6 +242,17 @@ class ClusterState:
         from mockkafka.cluster.transactions import TransactionCoordinator
 
         self.coordinators = Coordinators(self)
+        #: ACLs and the authorize decision (used when ``config.authorizer`` is on).
+        self.acls = AclStore(
+            tuple(self.config.super_users)
+            + tuple(
+                u.strip()
+                for u in self.broker_configs.get("super.users", "").split(";")
+                if u.strip()
+            ),
+            self.config.allow_everyone_if_no_acl_found
+            or self.broker_configs.get("allow.everyone.if.no.acl.found", "").lower() == "true",
+        )
         self.groups = GroupCoordinator(self)
         self.transactions = TransactionCoordinator(self)
 

@@ -1,28 +1,60 @@
 """DeleteAcls (key 31), versions 0-3.
 
-Without an authorizer every filter answers SECURITY_DISABLED ("No Authorizer is
-configured.") with no matching ACLs, as a Kafka broker without an authorizer does.
-
-Not implemented: ACLs.
+With ``Cluster(authorizer=True)`` each filter removes and lists the ACLs it matches (the
+caller needs ALTER on the cluster). Without an authorizer every filter answers
+SECURITY_DISABLED ("No Authorizer is configured.") with no matching ACLs, as a Kafka
+broker without an authorizer does.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from mockkafka.cluster.acls import AclOperation
 from mockkafka.errors import ErrorCode
+from mockkafka.handlers._acls import (
+    NO_AUTHORIZER,
+    NOT_AUTHORIZED,
+    acl_entry,
+    acl_filter,
+    filter_problem,
+)
+from mockkafka.handlers.authz import cluster_allowed
 from mockkafka.handlers.base import RequestContext, Result, handler
-from mockkafka.handlers.describe_acls import NO_AUTHORIZER
 from mockkafka.protocol.codec import Message
 
 
 @handler("DeleteAcls", versions=(0, 3))
 def handle(ctx: RequestContext, request: Message) -> Result:
-    return {
-        "filter_results": [
+    filters = request.get("filters") or []
+    if not ctx.cluster.config.authorizer:
+        return {
+            "filter_results": [_failed(ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)] * len(filters)
+        }
+    if not cluster_allowed(ctx, AclOperation.ALTER):
+        code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return {"filter_results": [_failed(code, NOT_AUTHORIZED) for _ in filters]}
+    results = []
+    for f in filters:
+        flt = acl_filter(f)
+        problem = filter_problem(flt)
+        if problem is not None:
+            results.append(_failed(ErrorCode.INVALID_REQUEST, problem))
+            continue
+        matching = [
             {
-                "error_code": ErrorCode.SECURITY_DISABLED,
-                "error_message": NO_AUTHORIZER,
-                "matching_acls": [],
+                "error_code": 0,
+                "error_message": None,
+                "resource_type": int(acl.resource_type),
+                "resource_name": acl.resource_name,
+                "pattern_type": int(acl.pattern_type),
+                **acl_entry(acl),
             }
-            for _ in request.get("filters") or []
+            for acl in ctx.cluster.acls.delete(flt)
         ]
-    }
+        results.append({"error_code": 0, "error_message": None, "matching_acls": matching})
+    return {"filter_results": results}
+
+
+def _failed(code: int, message: str | None) -> dict[str, Any]:
+    return {"error_code": code, "error_message": message, "matching_acls": []}

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mockkafka.cluster.acls import AclOperation
 from mockkafka.cluster.fetch import read_partition
 from mockkafka.cluster.fetch_sessions import FetchSessionCache, SessionPartition
 from mockkafka.cluster.limits import limits
@@ -32,6 +33,7 @@ from mockkafka.handlers._common import (
     leader_error,
     node_endpoints,
 )
+from mockkafka.handlers.authz import topic_allowed
 from mockkafka.handlers.base import Park, RequestContext, Result, handler
 from mockkafka.protocol.codec import Message
 
@@ -135,7 +137,10 @@ def _read_all(
         }
         topic, terr = find_topic(ctx, sp.topic, sp.topic_id if use_ids else None)
         p = find_partition(topic, idx) if topic is not None else None
-        if topic is None:
+        name = topic.name if topic is not None else sp.topic
+        if not topic_allowed(ctx, AclOperation.READ, name or ""):
+            out["error_code"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        elif topic is None:
             out["error_code"] = terr
         elif p is None:
             out["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

@@ -12,12 +12,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from mockkafka.cluster.acls import AclOperation
 from mockkafka.errors import ErrorCode, KafkaApiError
+from mockkafka.handlers.authz import cluster_allowed, topic_allowed
 from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.protocol.codec import ZERO_UUID, Message
 
 ALL_OPERATIONS = 0b1111_1111_1000  # READ..IDEMPOTENT_WRITE bits, as Kafka reports for super users
 NOT_REQUESTED = -2147483648
+
+DESCRIBE = AclOperation.DESCRIBE
+CREATE = AclOperation.CREATE
 
 
 @handler("Metadata", versions=(0, 13))
@@ -33,7 +38,8 @@ def handle(ctx: RequestContext, request: Message) -> Result:
     down = {b.node_id for b in c.brokers.values() if not b.running}
     not_available = ErrorCode.LEADER_NOT_AVAILABLE.value
     if requested is None:
-        names = [t.name for t in c.topics.values()]
+        # Topics the principal may not DESCRIBE are left out, as in Kafka.
+        names = [t.name for t in c.topics.values() if topic_allowed(ctx, DESCRIBE, t.name)]
         entries: list[tuple[str | None, Any]] = [(n, None) for n in names]
     else:
         entries = [(t.get("name"), t.get("topic_id")) for t in requested]
@@ -46,8 +52,23 @@ def handle(ctx: RequestContext, request: Message) -> Result:
                 )
                 continue
         else:
+            if requested is not None and not topic_allowed(ctx, DESCRIBE, name or ""):
+                topics_out.append(
+                    {"error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "name": name}
+                )
+                continue
             topic = c.topics.get(name or "")
             if topic is None:
+                if (
+                    c.config.auto_create_topics
+                    and allow_create
+                    and requested is not None
+                    and not (topic_allowed(ctx, CREATE, name or "") or cluster_allowed(ctx, CREATE))
+                ):
+                    topics_out.append(
+                        {"error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "name": name}
+                    )
+                    continue
                 if c.config.auto_create_topics and allow_create and requested is not None:
                     try:
                         topic = c.create_topic(name or "")

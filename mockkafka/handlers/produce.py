@@ -15,6 +15,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from mockkafka.cluster.acls import AclOperation
 from mockkafka.cluster.produce import UNCHECKED, append_records
 from mockkafka.errors import ErrorCode
 from mockkafka.handlers._common import (
@@ -24,6 +25,7 @@ from mockkafka.handlers._common import (
     leader_error,
     node_endpoints,
 )
+from mockkafka.handlers.authz import topic_allowed
 from mockkafka.handlers.base import NO_RESPONSE, RequestContext, Result, handler
 from mockkafka.protocol import records as rec
 from mockkafka.protocol.codec import Message
@@ -49,6 +51,9 @@ def handle(ctx: RequestContext, request: Message) -> Result:
             parts.append(out)
             if acks not in (-1, 0, 1):
                 out["error_code"] = ErrorCode.INVALID_REQUIRED_ACKS
+                continue
+            if not topic_allowed(ctx, AclOperation.WRITE, td.get("name") or _name(topic)):
+                out["error_code"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
                 continue
             if topic is None:
                 out["error_code"] = terr
@@ -96,6 +101,10 @@ def handle(ctx: RequestContext, request: Message) -> Result:
     if leaders and ctx.version >= 10:
         resp["node_endpoints"] = node_endpoints(ctx, leaders)
     return resp
+
+
+def _name(topic: Any) -> str:
+    return str(topic.name) if topic is not None else ""
 
 
 def _format_error(version: int, records: Any) -> tuple[ErrorCode, str] | None:
