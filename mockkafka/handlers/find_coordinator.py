@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from mockkafka.cluster.acls import AclOperation, ResourceType
 from mockkafka.errors import ErrorCode
+from mockkafka.handlers.authz import allowed, failed_code
 from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.protocol.codec import Message
+
+_KEY_RESOURCE = {0: ResourceType.GROUP, 1: ResourceType.TRANSACTIONAL_ID}
 
 
 def _lookup(ctx: RequestContext, key_type: int, key: str) -> dict[str, Any]:
@@ -23,6 +27,15 @@ def _lookup(ctx: RequestContext, key_type: int, key: str) -> dict[str, Any]:
             "host": "",
             "port": -1,
             "error_message": f"unknown key type {key_type}",
+        }
+    rtype = _KEY_RESOURCE.get(key_type)
+    if rtype is not None and not allowed(ctx, AclOperation.DESCRIBE, rtype, key):
+        return {
+            "error_code": failed_code(rtype),
+            "node_id": -1,
+            "host": "",
+            "port": -1,
+            "error_message": None,
         }
     node = c.coordinators.coordinator(key_type, key)
     if node < 0:

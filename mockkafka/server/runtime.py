@@ -43,6 +43,7 @@ from mockkafka.cluster.security import SASL_PROTOCOLS, TLS_PROTOCOLS
 from mockkafka.cluster.state import TIMERS_CHANGED, ClusterState
 from mockkafka.errors import ErrorCode
 from mockkafka.faults.inspect import request_info
+from mockkafka.handlers.authz import refused
 from mockkafka.handlers.base import (
     NO_RESPONSE,
     HandlerSpec,
@@ -469,6 +470,9 @@ class ClusterServer:
     ) -> Any:
         """Run a handler to completion (following Park), turning bugs into an error reply."""
         try:
+            denied = refused(ctx, body)
+            if denied is not None:
+                return error_response(ctx, body, denied)
             result = spec.fn(ctx, body)
             self.signal.notify()
             while isinstance(result, Park):

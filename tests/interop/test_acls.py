@@ -3,6 +3,7 @@ denied (TOPIC_AUTHORIZATION_FAILED) and then allowed once an ACL lets it in."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -152,3 +153,51 @@ def test_without_an_authorizer_acl_requests_answer_security_disabled() -> None:
         (f,) = admin.create_acls([_write_acl()]).values()
         with pytest.raises(Exception, match=r"SECURITY_DISABLED|No Authorizer"):
             f.result(10)
+
+
+def _acl(rtype: ResourceType, name: str, op: AclOperation) -> AclBinding:
+    return AclBinding(
+        rtype, name, ResourcePatternType.LITERAL, "User:alice", "*", op, AclPermissionType.ALLOW
+    )
+
+
+def test_a_consumer_needs_read_on_its_group_and_the_topic(cluster: mockkafka.Cluster) -> None:
+    from confluent_kafka import Consumer
+
+    cluster.produce("orders", b"a")
+    cluster.produce("orders", b"b")
+    admin = AdminClient(cluster.client_config("confluent", user="admin"))
+    for f in admin.create_acls([_acl(ResourceType.TOPIC, "orders", AclOperation.READ)]).values():
+        f.result(10)
+
+    def consume() -> tuple[list[bytes], set[int]]:
+        c = Consumer(
+            {
+                **cluster.client_config("confluent", user="alice"),
+                "group.id": "billing",
+                "auto.offset.reset": "earliest",
+            }
+        )
+        got: list[bytes] = []
+        errors: set[int] = set()
+        try:
+            c.subscribe(["orders"])
+            deadline = time.monotonic() + 10
+            while len(got) < 2 and not errors and time.monotonic() < deadline:
+                m = c.poll(0.2)
+                if m is None:
+                    continue
+                if m.error():
+                    errors.add(m.error().code())
+                else:
+                    got.append(m.value())
+        finally:
+            c.close()
+        return got, errors
+
+    got, errors = consume()
+    assert got == [] and KafkaError.GROUP_AUTHORIZATION_FAILED in errors
+    for f in admin.create_acls([_acl(ResourceType.GROUP, "billing", AclOperation.READ)]).values():
+        f.result(10)
+    got, errors = consume()
+    assert got == [b"a", b"b"] and not errors
