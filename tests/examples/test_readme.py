@@ -40,12 +40,12 @@ def test_readme_blocks_are_all_covered() -> None:
         "In pytest",
         "Faults",
         "Groups and transactions",
-        "Security: TLS and SASL",
+        "Security: TLS, SASL and ACLs",
     }
 
 
 @pytest.mark.parametrize(
-    "name", ["Use it from Python", "Use it from Python 2", "Security: TLS and SASL"]
+    "name", ["Use it from Python", "Use it from Python 2", "Security: TLS, SASL and ACLs"]
 )
 def test_standalone_block_runs(name: str) -> None:
     exec(compile(blocks()[name], f"README.md: {name}", "exec"), {})
