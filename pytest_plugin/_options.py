@@ -215,6 +215,13 @@ class IniOption:
     parse: Callable[[Any], Any]
 
 
+def _parse_users(lines: list[str]) -> tuple[tuple[str, str], ...]:
+    bad = [x for x in lines if ":" not in x]
+    if bad:
+        raise ValueError(f"expected NAME:PASSWORD lines, got {bad!r}")
+    return tuple((name, pw) for name, _, pw in (x.partition(":") for x in lines))
+
+
 def ini_options() -> list[IniOption]:
     """The ini options, one per cluster option (ClusterConfig fields included)."""
     hints = typing.get_type_hints(ClusterConfig)
@@ -265,6 +272,10 @@ def ini_options() -> list[IniOption]:
             kind = "linelist"
             parse = lambda lines: tuple(tuple(x.split("=", 1)) for x in lines)  # noqa: E731
             help_ = "mockkafka: broker configs of kafka_cluster, one KEY=VALUE per line"
+        elif name == "users":
+            kind = "linelist"
+            parse = _parse_users
+            help_ = "mockkafka: SASL users of kafka_cluster, one NAME:PASSWORD per line"
         elif typing.get_origin(hint) is tuple:
             kind = "linelist"
             parse = lambda lines: tuple(None if x in ("", "-", "None") else x for x in lines)  # noqa: E731
