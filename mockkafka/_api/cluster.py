@@ -93,7 +93,8 @@ class _ClusterBase(ClusterVerbs):
         as the cluster's ``security_protocol`` needs, TLS settings (CA file; the client
         certificate when the cluster asks for one, or ``with_cert=True``) and SASL settings
         for ``user`` (default: the first of ``users``) with ``mechanism`` (PLAIN,
-        SCRAM-SHA-256, SCRAM-SHA-512).
+        SCRAM-SHA-256, SCRAM-SHA-512, or OAUTHBEARER with an unsecured token whose ``sub``
+        is ``user``: any name).
 
         ``client`` is ``"confluent"`` (``Producer(cluster.client_config())``),
         ``"kafka-python"`` / ``"aiokafka"`` (keyword arguments:
@@ -107,10 +108,11 @@ class _ClusterBase(ClusterVerbs):
         sasl = None
         if cfg.security_protocol in SASL_PROTOCOLS:
             users = dict(cfg.users)
-            name = user if user is not None else next(iter(users))
-            choice(name, tuple(users), "user")
             choice(mechanism, SASL_MECHANISMS, "mechanism")
-            sasl = (mechanism, name, users[name])
+            name = user if user is not None else next(iter(users))
+            if mechanism != "OAUTHBEARER":  # unsecured tokens name any principal
+                choice(name, tuple(users), "user")
+            sasl = (mechanism, name, users.get(name, ""))
         return client_settings(
             client,
             self.bootstrap_servers,

@@ -17,7 +17,8 @@ advertised, so every client uses SaslAuthenticate), re-authentication (KIP-368),
 from __future__ import annotations
 
 import difflib
-from typing import Final
+from collections.abc import Callable
+from typing import Any, Final
 
 from mockkafka.errors import ConfigError
 
@@ -63,7 +64,7 @@ def check_users(security_protocol: str, users: tuple[tuple[str, str], ...]) -> N
 # -- SASL (sans-IO exchanges) -------------------------------------------------------------
 
 #: Mechanisms a SASL listener offers (Kafka's ``sasl.enabled.mechanisms``).
-SASL_MECHANISMS: Final = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SASL_MECHANISMS: Final = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 SCRAM_ITERATIONS: Final = 4096
 
 
@@ -173,11 +174,96 @@ class ScramExchange:
         return b"v=" + base64.b64encode(server_sig)
 
 
-SaslExchange = PlainExchange | ScramExchange
+def _b64url_json(part: str) -> Any:
+    import base64
+    import json
+
+    return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
 
 
-def sasl_exchange(mechanism: str, users: dict[str, str]) -> SaslExchange:
+def unsecured_token_problem(token: str, now_ms: int) -> tuple[str | None, str, int]:
+    """Check an unsecured JWS (``header.payload.``, ``alg`` none) as Kafka's
+    OAuthBearerUnsecuredValidatorCallbackHandler does: (problem or None, ``sub``, ``exp`` in
+    ms). ``sub`` names the principal; ``exp`` must be in the future."""
+    parts = token.split(".")
+    if len(parts) != 3 or parts[2]:
+        return "the token is not an unsecured JWS (header.payload. with an empty signature)", "", 0
+    try:
+        header, claims = _b64url_json(parts[0]), _b64url_json(parts[1])
+    except ValueError:
+        return "the token's header or claims are not base64url JSON", "", 0
+    if not isinstance(header, dict) or header.get("alg") != "none":
+        return "the token's header must say alg none", "", 0
+    if not isinstance(claims, dict):
+        return "the token's claims are not a JSON object", "", 0
+    sub, exp = claims.get("sub"), claims.get("exp")
+    if not isinstance(sub, str) or not sub:
+        return "the token has no sub claim (the principal)", "", 0
+    if not isinstance(exp, int | float) or isinstance(exp, bool):
+        return "the token has no numeric exp claim", sub, 0
+    exp_ms = int(exp * 1000)
+    if exp_ms <= now_ms:
+        return f"the token expired at {exp_ms} ms (now {now_ms})", sub, exp_ms
+    return None, sub, exp_ms
+
+
+class OAuthBearerExchange:
+    """SASL/OAUTHBEARER (RFC 7628) with Kafka's unsecured JWS tokens: one client message
+    ``gs2-header \x01auth=Bearer <token>\x01\x01``. A bad token gets the JSON error
+    challenge ``{"status":"invalid_token"}``; the client's ``\x01`` reply then fails the
+    authentication, as in Kafka. ``expires_ms`` is the token's ``exp``."""
+
+    def __init__(self, now_ms: Callable[[], int]) -> None:
+        self.now_ms = now_ms
+        self.principal: str | None = None
+        self.expires_ms: int | None = None
+        self._failure: str | None = None
+
+    def step(self, token: bytes) -> bytes:
+        import json
+
+        if self._failure is not None:
+            raise SaslFailed(f"Authentication failed: {self._failure}")
+        msg = token.decode("utf-8", "replace")
+        gs2, sep, rest = msg.partition("\x01")
+        if not sep or not gs2.startswith(("n,", "y,")):
+            raise SaslFailed("Invalid OAUTHBEARER client first message")
+        kvs = dict(kv.split("=", 1) for kv in rest.split("\x01") if "=" in kv)
+        scheme, _, bearer = kvs.get("auth", "").partition(" ")
+        if scheme.lower() != "bearer" or not bearer:
+            raise SaslFailed("Invalid OAUTHBEARER client first message: no auth=Bearer token")
+        problem, sub, exp_ms = unsecured_token_problem(bearer.strip(), self.now_ms())
+        if problem is not None:
+            self._failure = problem
+            return json.dumps({"status": "invalid_token"}).encode()
+        self.principal = f"User:{sub}"
+        self.expires_ms = exp_ms
+        return b""
+
+
+def unsecured_token(sub: str, lifetime_ms: int = 3_600_000, now_ms: int | None = None) -> str:
+    """An unsecured JWS for ``sub`` valid ``lifetime_ms`` (what a client's unsecured
+    login module makes), e.g. for a kafka-python token provider."""
+    import base64
+    import json
+    import time
+
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+
+    def part(obj: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
+
+    claims = {"sub": sub, "iat": now / 1000, "exp": (now + lifetime_ms) / 1000}
+    return f"{part({'alg': 'none'})}.{part(claims)}."
+
+
+SaslExchange = PlainExchange | ScramExchange | OAuthBearerExchange
+
+
+def sasl_exchange(mechanism: str, users: dict[str, str], now_ms: Callable[[], int]) -> SaslExchange:
     """A fresh server-side exchange for ``mechanism`` (one of SASL_MECHANISMS)."""
     if mechanism == "PLAIN":
         return PlainExchange(users)
+    if mechanism == "OAUTHBEARER":
+        return OAuthBearerExchange(now_ms)
     return ScramExchange(users, mechanism)

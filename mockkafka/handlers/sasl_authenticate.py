@@ -6,7 +6,7 @@ the connection after sending it; ILLEGAL_SASL_STATE without a handshake first. O
 exchange completes the connection is authenticated as ``User:<name>``;
 ``session_lifetime_ms`` (v1+) is 0: sessions do not expire.
 
-Not implemented: re-authentication (KIP-368), OAUTHBEARER.
+Not implemented: re-authentication (KIP-368).
 """
 
 from __future__ import annotations

@@ -34,5 +34,7 @@ def handle(ctx: RequestContext, request: Message) -> Result:
             "error_code": ErrorCode.UNSUPPORTED_SASL_MECHANISM,
             "mechanisms": list(SASL_MECHANISMS),
         }
-    ctx.connection_state[SASL_EXCHANGE] = sasl_exchange(mechanism, dict(cfg.users))
+    ctx.connection_state[SASL_EXCHANGE] = sasl_exchange(
+        mechanism, dict(cfg.users), ctx.cluster.now_ms
+    )
     return {"error_code": ErrorCode.NONE, "mechanisms": list(SASL_MECHANISMS)}

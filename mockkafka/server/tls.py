@@ -182,6 +182,8 @@ def client_settings(
     if sasl is None:
         return out
     mechanism, user, password = sasl
+    if mechanism == "OAUTHBEARER":
+        return out | _oauthbearer_settings(client, user)
     if python:
         out |= {
             "sasl_mechanism": mechanism,
@@ -201,3 +203,48 @@ def client_settings(
             "sasl.jaas.config": f'{module} required username="{user}" password="{password}";',
         }
     return out
+
+
+def _oauthbearer_settings(client: str, user: str) -> dict[str, Any]:
+    """Client settings for SASL/OAUTHBEARER with unsecured tokens whose ``sub`` is ``user``."""
+    if client == "confluent":
+        return {
+            "sasl.mechanism": "OAUTHBEARER",
+            "enable.sasl.oauthbearer.unsecure.jwt": True,
+            "sasl.oauthbearer.config": f"principal={user}",
+        }
+    if client == "java":
+        module = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+        return {
+            "sasl.mechanism": "OAUTHBEARER",
+            "sasl.jaas.config": f'{module} required unsecuredLoginStringClaim_sub="{user}";',
+        }
+    if client == "kafka-python":
+        return {
+            "sasl_mechanism": "OAUTHBEARER",
+            "sasl_oauth_token_provider": _kafka_python_token_provider(user),
+        }
+    from mockkafka.errors import ConfigError
+
+    raise ConfigError(
+        f"client_config({client!r}, mechanism='OAUTHBEARER') is not supported: use "
+        "'confluent', 'kafka-python' or 'java', or give aiokafka a token provider returning "
+        "mockkafka.cluster.security.unsecured_token(user)"
+    )
+
+
+def _kafka_python_token_provider(user: str) -> Any:
+    """kafka-python's ``sasl_oauth_token_provider`` (it must subclass kafka-python's
+    AbstractTokenProvider): a fresh unsecured token for ``user`` per call."""
+    try:
+        from kafka.net.sasl.oauth import AbstractTokenProvider  # kafka-python 3
+    except ImportError:
+        from kafka.sasl.oauth import AbstractTokenProvider  # type: ignore[no-redef,unused-ignore]
+
+    from mockkafka.cluster.security import unsecured_token
+
+    class UnsecuredTokenProvider(AbstractTokenProvider):  # type: ignore[misc]
+        def token(self) -> str:
+            return unsecured_token(user)
+
+    return UnsecuredTokenProvider()
