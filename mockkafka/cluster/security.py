@@ -9,15 +9,17 @@ SASL users (name -> password) and
 SASL exchanges are small sans-IO objects (:class:`PlainExchange`, :class:`ScramExchange`):
 ``step(client_token) -> server_token``, raising :class:`SaslFailed` with the message Kafka
 gives; ``principal`` is set once the client is authenticated. The SaslHandshake and
-SaslAuthenticate handlers keep the exchange in the connection's state. Not implemented:
-OAUTHBEARER, GSSAPI, the pre-KIP-152 unframed exchange (SaslHandshake v0 is not
-advertised, so every client uses SaslAuthenticate), re-authentication (KIP-368), ACLs.
+SaslAuthenticate handlers keep the exchange in the connection's state; OAUTHBEARER takes
+unsecured JWS tokens. Not implemented: signed OAUTHBEARER tokens,
+GSSAPI, the pre-KIP-152 unframed exchange (SaslHandshake v0 is not
+advertised, so every client uses SaslAuthenticate).
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Final
 
 from mockkafka.errors import ConfigError
@@ -101,13 +103,46 @@ def _scram_hash(mechanism: str) -> str:
     return "sha256" if mechanism == "SCRAM-SHA-256" else "sha512"
 
 
+#: Kafka's ScramMechanism codes (DescribeUserScramCredentials / AlterUserScramCredentials).
+SCRAM_MECHANISM_CODES: Final = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class ScramCredential:
+    """What a broker stores for a SCRAM user (never the password)."""
+
+    salt: bytes
+    iterations: int
+    salted_password: bytes
+
+
+def scram_credential(password: str, mechanism: str) -> ScramCredential:
+    """A credential for ``password`` with a fresh salt and Kafka's 4096 iterations."""
+    import hashlib
+    import secrets
+
+    salt = secrets.token_bytes(16)
+    salted = hashlib.pbkdf2_hmac(_scram_hash(mechanism), password.encode(), salt, SCRAM_ITERATIONS)
+    return ScramCredential(salt, SCRAM_ITERATIONS, salted)
+
+
+#: The SCRAM credentials of a cluster: (user, mechanism) -> credential.
+ScramCredentials = dict[tuple[str, str], ScramCredential]
+
+
+def scram_credentials(users: tuple[tuple[str, str], ...]) -> ScramCredentials:
+    """Both SCRAM mechanisms' credentials for every configured user."""
+    return {(u, m): scram_credential(pw, m) for u, pw in users for m in SCRAM_MECHANISM_CODES}
+
+
 class ScramExchange:
     """SASL/SCRAM-SHA-256/512 (RFC 5802, RFC 7677), server side: client-first ->
     server-first, client-final -> server-final. Credentials derive from the cluster's users
-    with a fresh salt per exchange (as if stored with ``iterations``)."""
+    stored in ``credentials`` (the cluster's, changed by AlterUserScramCredentials)."""
 
-    def __init__(self, users: dict[str, str], mechanism: str) -> None:
-        self.users = users
+    def __init__(self, credentials: ScramCredentials, mechanism: str) -> None:
+        self.credentials = credentials
+        self.mechanism = mechanism
         self.hash = _scram_hash(mechanism)
         self.principal: str | None = None
         self._state = "first"
@@ -132,20 +167,17 @@ class ScramExchange:
             del gs2
             attrs = dict(kv.split("=", 1) for kv in bare.split(",") if "=" in kv)
             user = attrs.get("n", "").replace("=2C", ",").replace("=3D", "=")
-            if user not in self.users or "r" not in attrs:
+            cred = self.credentials.get((user, self.mechanism))
+            if cred is None or "r" not in attrs:
                 raise SaslFailed(
                     f"Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-{self.hash.upper()}"
                 )
             self._user = user
             self._client_first_bare = bare
             self._nonce = attrs["r"] + secrets.token_urlsafe(18)
-            salt = secrets.token_bytes(16)
-            self._salted = hashlib.pbkdf2_hmac(
-                self.hash, self.users[user].encode(), salt, SCRAM_ITERATIONS
-            )
-            self._server_first = (
-                f"r={self._nonce},s={base64.b64encode(salt).decode()},i={SCRAM_ITERATIONS}"
-            )
+            self._salted = cred.salted_password
+            salt = base64.b64encode(cred.salt).decode()
+            self._server_first = f"r={self._nonce},s={salt},i={cred.iterations}"
             self._state = "final"
             return self._server_first.encode()
         if self._state != "final":
@@ -260,10 +292,16 @@ def unsecured_token(sub: str, lifetime_ms: int = 3_600_000, now_ms: int | None =
 SaslExchange = PlainExchange | ScramExchange | OAuthBearerExchange
 
 
-def sasl_exchange(mechanism: str, users: dict[str, str], now_ms: Callable[[], int]) -> SaslExchange:
-    """A fresh server-side exchange for ``mechanism`` (one of SASL_MECHANISMS)."""
+def sasl_exchange(
+    mechanism: str,
+    users: dict[str, str],
+    now_ms: Callable[[], int],
+    credentials: ScramCredentials,
+) -> SaslExchange:
+    """A fresh server-side exchange for ``mechanism`` (one of SASL_MECHANISMS): PLAIN checks
+    the configured ``users`` (Kafka's JAAS users), SCRAM the stored ``credentials``."""
     if mechanism == "PLAIN":
         return PlainExchange(users)
     if mechanism == "OAUTHBEARER":
         return OAuthBearerExchange(now_ms)
-    return ScramExchange(users, mechanism)
+    return ScramExchange(credentials, mechanism)

@@ -44,6 +44,7 @@ from mockkafka.cluster.fetch_sessions import FetchSessionCache
 from mockkafka.cluster.limits import check_partitions_per_op
 from mockkafka.cluster.log import PartitionLog
 from mockkafka.cluster.producers import ProducerIdInfo, ProducerPartitionState
+from mockkafka.cluster.security import scram_credentials
 from mockkafka.errors import ErrorCode, KafkaApiError
 from mockkafka.faults.engine import FaultEngine
 
@@ -242,6 +243,8 @@ class ClusterState:
         from mockkafka.cluster.transactions import TransactionCoordinator
 
         self.coordinators = Coordinators(self)
+        #: SCRAM credentials by (user, mechanism); AlterUserScramCredentials changes them.
+        self.scram_credentials = scram_credentials(self.config.users)
         #: ACLs and the authorize decision (used when ``config.authorizer`` is on).
         self.acls = AclStore(
             tuple(self.config.super_users)

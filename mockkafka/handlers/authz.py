@@ -52,6 +52,7 @@ WHOLE_REQUEST: dict[str, tuple[ResourceType, AclOperation, str]] = {
     "DescribeCluster": (_C, AclOperation.DESCRIBE, ""),
     "WriteTxnMarkers": (_C, AclOperation.CLUSTER_ACTION, ""),
     "DescribeUserScramCredentials": (_C, AclOperation.DESCRIBE, ""),
+    "AlterUserScramCredentials": (_C, AclOperation.ALTER, ""),
 }
 _FAILED = {
     _G: ErrorCode.GROUP_AUTHORIZATION_FAILED,

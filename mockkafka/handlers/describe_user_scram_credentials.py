@@ -1,18 +1,17 @@
 """DescribeUserScramCredentials (key 50), version 0.
 
-The cluster's SASL users (``Cluster(users={...})``) have SCRAM-SHA-256 and SCRAM-SHA-512
-credentials (4096 iterations); describing all users (null or empty list) lists them. Any
+The cluster's SCRAM credentials: each SASL user (``Cluster(users={...})``) starts with
+SCRAM-SHA-256 and SCRAM-SHA-512 ones (4096 iterations), changed by
+AlterUserScramCredentials; describing all users (null or empty list) lists them. Any
 other named user answers RESOURCE_NOT_FOUND, and a user named twice DUPLICATE_RESOURCE, as
 Kafka does.
-
-Not implemented: AlterUserScramCredentials (users are fixed when the cluster is built).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from mockkafka.cluster.security import SCRAM_ITERATIONS
+from mockkafka.cluster.security import SCRAM_MECHANISM_CODES
 from mockkafka.errors import ErrorCode
 from mockkafka.handlers._common import distinct_entries
 from mockkafka.handlers.base import RequestContext, Result, handler
@@ -21,19 +20,23 @@ from mockkafka.protocol.codec import Message
 
 @handler("DescribeUserScramCredentials", versions=(0, 0))
 def handle(ctx: RequestContext, request: Message) -> Result:
-    known = dict(ctx.cluster.config.users)
+    known: dict[str, list[dict[str, int]]] = {}
+    for (user, mech), cred in ctx.cluster.scram_credentials.items():
+        known.setdefault(user, []).append(
+            {"mechanism": SCRAM_MECHANISM_CODES[mech], "iterations": cred.iterations}
+        )
     asked = request.get("users")
     if not asked:  # null or empty: every user with credentials
         return {
             "error_code": 0,
             "error_message": None,
-            "results": [_described(u) for u in known],
+            "results": [_described(u, infos) for u, infos in known.items()],
         }
     users = [str(u.get("name") or "") for u in asked]
     results: list[dict[str, Any]] = []
     for user, _key, repeated in distinct_entries(users, lambda u: u):
         if not repeated and user in known:
-            results.append(_described(user))
+            results.append(_described(user, known[user]))
             continue
         if repeated:
             code, message = (
@@ -51,7 +54,6 @@ def handle(ctx: RequestContext, request: Message) -> Result:
     return {"error_code": 0, "error_message": None, "results": results}
 
 
-def _described(user: str) -> dict[str, Any]:
-    """A configured SASL user: SCRAM-SHA-256 (1) and SCRAM-SHA-512 (2) credentials."""
-    infos = [{"mechanism": m, "iterations": SCRAM_ITERATIONS} for m in (1, 2)]
+def _described(user: str, infos: list[dict[str, int]]) -> dict[str, Any]:
+    """A user with SCRAM credentials: SCRAM-SHA-256 (1) and/or SCRAM-SHA-512 (2)."""
     return {"user": user, "error_code": 0, "error_message": None, "credential_infos": infos}

@@ -4,9 +4,10 @@ Carries one step of the SASL exchange chosen by SaslHandshake (``cluster/securit
 A failed step answers SASL_AUTHENTICATION_FAILED with Kafka's message and the server closes
 the connection after sending it; ILLEGAL_SASL_STATE without a handshake first. Once the
 exchange completes the connection is authenticated as ``User:<name>``;
-``session_lifetime_ms`` (v1+) is 0: sessions do not expire.
-
-Not implemented: re-authentication (KIP-368).
+``session_lifetime_ms`` (v1+) is Kafka's ``connections.max.reauth.ms`` (0 by default:
+sessions do not end), shortened to an OAUTHBEARER token's expiry; the client must
+re-authenticate (KIP-368) before it ends, with the same principal, or the broker closes the
+connection at its next request.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from mockkafka.cluster.security import SaslFailed
 from mockkafka.errors import ErrorCode
 from mockkafka.handlers.base import RequestContext, Result, handler
-from mockkafka.handlers.sasl_handshake import PRINCIPAL, SASL_EXCHANGE
+from mockkafka.handlers.sasl_handshake import PRINCIPAL, SASL_EXCHANGE, SESSION_EXPIRES
 from mockkafka.protocol.codec import Message
 
 #: connection_state key set when authentication failed: the server closes the connection.
@@ -41,7 +42,43 @@ def handle(ctx: RequestContext, request: Message) -> Result:
             "error_message": str(exc),
             "auth_bytes": b"",
         }
+    state = ctx.connection_state
+    lifetime = 0
     if exchange.principal is not None:
-        ctx.connection_state.pop(SASL_EXCHANGE, None)
-        ctx.connection_state[PRINCIPAL] = exchange.principal
-    return {"error_code": ErrorCode.NONE, "error_message": None, "auth_bytes": out}
+        state.pop(SASL_EXCHANGE, None)
+        before = state.get(PRINCIPAL)
+        if before is not None and before != exchange.principal:
+            state[SASL_FAILED] = True
+            return {
+                "error_code": ErrorCode.SASL_AUTHENTICATION_FAILED,
+                "error_message": "Cannot change principals during re-authentication from "
+                f"{before}: {exchange.principal}",
+                "auth_bytes": b"",
+            }
+        state[PRINCIPAL] = exchange.principal
+        lifetime = session_lifetime_ms(ctx, getattr(exchange, "expires_ms", None))
+        if lifetime > 0:
+            state[SESSION_EXPIRES] = ctx.now_ms + lifetime
+        else:
+            state.pop(SESSION_EXPIRES, None)
+    return {
+        "error_code": ErrorCode.NONE,
+        "error_message": None,
+        "auth_bytes": out,
+        "session_lifetime_ms": lifetime,
+    }
+
+
+def session_lifetime_ms(ctx: RequestContext, credential_expires_ms: int | None) -> int:
+    """KIP-368: ``connections.max.reauth.ms`` (0: sessions never end), cut short by the
+    credential's own expiry (an OAUTHBEARER token's ``exp``); 0 before SaslAuthenticate v1,
+    whose clients cannot re-authenticate."""
+    try:
+        reauth = int(ctx.cluster.broker_configs.get("connections.max.reauth.ms", "0"))
+    except ValueError:
+        reauth = 0
+    if reauth <= 0 or ctx.version < 1:
+        return 0
+    if credential_expires_ms is not None:
+        return max(1, min(reauth, credential_expires_ms - ctx.now_ms))
+    return reauth

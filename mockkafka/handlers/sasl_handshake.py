@@ -6,6 +6,9 @@ Picks the SASL mechanism of the connection on a SASL listener (``security_protoc
 is already authenticated or the listener does not speak SASL. The exchange itself follows in
 SaslAuthenticate requests.
 
+On a connection whose session has a lifetime (``connections.max.reauth.ms`` > 0, KIP-368)
+a client re-authenticates with a new handshake of the same mechanism.
+
 Not implemented: version 0 (the pre-KIP-152 unframed token exchange); it is not advertised,
 so clients use version 1.
 """
@@ -21,20 +24,31 @@ from mockkafka.protocol.codec import Message
 SASL_EXCHANGE = "sasl.exchange"
 #: connection_state key of the authenticated principal ("User:alice").
 PRINCIPAL = "sasl.principal"
+#: connection_state key: cluster time the SASL session ends (KIP-368; absent: never).
+SESSION_EXPIRES = "sasl.session_expires_ms"
+#: connection_state key: the mechanism the connection authenticated with.
+MECHANISM = "sasl.mechanism"
 
 
 @handler("SaslHandshake", versions=(1, 1))
 def handle(ctx: RequestContext, request: Message) -> Result:
     cfg = ctx.cluster.config
     mechanism = request.get("mechanism") or ""
-    if cfg.security_protocol not in SASL_PROTOCOLS or PRINCIPAL in ctx.connection_state:
+    state = ctx.connection_state
+    # Authenticated: only a re-authentication (KIP-368: the session has a lifetime) with
+    # the same mechanism may start another exchange.
+    reauth = PRINCIPAL in state and SESSION_EXPIRES in state
+    if cfg.security_protocol not in SASL_PROTOCOLS or (PRINCIPAL in state and not reauth):
+        return {"error_code": ErrorCode.ILLEGAL_SASL_STATE, "mechanisms": []}
+    if reauth and mechanism != state.get(MECHANISM):
         return {"error_code": ErrorCode.ILLEGAL_SASL_STATE, "mechanisms": []}
     if mechanism not in SASL_MECHANISMS:
         return {
             "error_code": ErrorCode.UNSUPPORTED_SASL_MECHANISM,
             "mechanisms": list(SASL_MECHANISMS),
         }
-    ctx.connection_state[SASL_EXCHANGE] = sasl_exchange(
-        mechanism, dict(cfg.users), ctx.cluster.now_ms
+    state[MECHANISM] = mechanism
+    state[SASL_EXCHANGE] = sasl_exchange(
+        mechanism, dict(cfg.users), ctx.cluster.now_ms, ctx.cluster.scram_credentials
     )
     return {"error_code": ErrorCode.NONE, "mechanisms": list(SASL_MECHANISMS)}

@@ -54,7 +54,7 @@ from mockkafka.handlers.base import (
     served_versions,
 )
 from mockkafka.handlers.sasl_authenticate import SASL_FAILED
-from mockkafka.handlers.sasl_handshake import PRINCIPAL
+from mockkafka.handlers.sasl_handshake import PRINCIPAL, SESSION_EXPIRES
 from mockkafka.protocol.apis import API_BY_NAME, API_VERSIONS_KEY
 from mockkafka.protocol.errors import ProtocolError
 from mockkafka.protocol.framing import NEED_DATA, Request, ServerConnection
@@ -417,8 +417,12 @@ class ClusterServer:
             raise CloseConnection(
                 f"{req.api_name} v{hdr.api_version} not served (advertised {advertised})"
             )
-        if self._sasl and hdr.api_key not in BEFORE_AUTH and PRINCIPAL not in conn.state:
-            raise CloseConnection(f"{req.api_name} before SASL authentication")
+        if self._sasl and hdr.api_key not in BEFORE_AUTH:
+            if PRINCIPAL not in conn.state:
+                raise CloseConnection(f"{req.api_name} before SASL authentication")
+            expires = conn.state.get(SESSION_EXPIRES)
+            if expires is not None and now > expires:  # KIP-368: not re-authenticated
+                raise CloseConnection(f"{req.api_name} after the SASL session expired")
         ctx = RequestContext(
             cluster=self.state,
             broker_id=conn.broker_id,
