@@ -13,6 +13,9 @@ from mockkafka.cluster.acls import (
     PatternType,
     ResourceType,
 )
+from mockkafka.errors import ErrorCode
+from mockkafka.handlers.authz import cluster_allowed
+from mockkafka.handlers.base import RequestContext
 from mockkafka.protocol.codec import Message
 
 NO_AUTHORIZER = "No Authorizer is configured."
@@ -68,3 +71,13 @@ def acl_entry(acl: AclBinding) -> dict[str, Any]:
         "operation": int(acl.operation),
         "permission_type": int(acl.permission_type),
     }
+
+
+def refusal(ctx: RequestContext, op: AclOperation) -> tuple[ErrorCode, str] | None:
+    """(error, message) answering every part of an ACL request, or None to serve it: no
+    authorizer (SECURITY_DISABLED), or the principal lacks ``op`` on the cluster."""
+    if not ctx.cluster.config.authorizer:
+        return ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER
+    if not cluster_allowed(ctx, op):
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED, NOT_AUTHORIZED
+    return None

@@ -14,8 +14,7 @@ from typing import Any
 
 from mockkafka.cluster.acls import AclOperation, binding_problem
 from mockkafka.errors import ErrorCode
-from mockkafka.handlers._acls import NO_AUTHORIZER, NOT_AUTHORIZED, binding
-from mockkafka.handlers.authz import cluster_allowed
+from mockkafka.handlers._acls import binding, refusal
 from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.protocol.codec import Message
 
@@ -23,12 +22,9 @@ from mockkafka.protocol.codec import Message
 @handler("CreateAcls", versions=(0, 3))
 def handle(ctx: RequestContext, request: Message) -> Result:
     creations = request.get("creations") or []
-    if not ctx.cluster.config.authorizer:
-        code, message = ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER
-        return {"results": [_result(code, message) for _ in creations]}
-    if not cluster_allowed(ctx, AclOperation.ALTER):
-        code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
-        return {"results": [_result(code, NOT_AUTHORIZED) for _ in creations]}
+    refused = refusal(ctx, AclOperation.ALTER)
+    if refused is not None:
+        return {"results": [_result(*refused) for _ in creations]}
     results = []
     for creation in creations:
         acl = binding(creation)

@@ -13,13 +13,11 @@ from typing import Any
 from mockkafka.cluster.acls import AclOperation
 from mockkafka.errors import ErrorCode
 from mockkafka.handlers._acls import (
-    NO_AUTHORIZER,
-    NOT_AUTHORIZED,
     acl_entry,
     acl_filter,
     filter_problem,
+    refusal,
 )
-from mockkafka.handlers.authz import cluster_allowed
 from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.protocol.codec import Message
 
@@ -27,13 +25,9 @@ from mockkafka.protocol.codec import Message
 @handler("DeleteAcls", versions=(0, 3))
 def handle(ctx: RequestContext, request: Message) -> Result:
     filters = request.get("filters") or []
-    if not ctx.cluster.config.authorizer:
-        return {
-            "filter_results": [_failed(ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)] * len(filters)
-        }
-    if not cluster_allowed(ctx, AclOperation.ALTER):
-        code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
-        return {"filter_results": [_failed(code, NOT_AUTHORIZED) for _ in filters]}
+    refused = refusal(ctx, AclOperation.ALTER)
+    if refused is not None:
+        return {"filter_results": [_failed(*refused) for _ in filters]}
     results = []
     for f in filters:
         flt = acl_filter(f)

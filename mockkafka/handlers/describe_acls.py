@@ -13,23 +13,20 @@ from typing import Any
 from mockkafka.cluster.acls import AclOperation
 from mockkafka.errors import ErrorCode
 from mockkafka.handlers._acls import (
-    NO_AUTHORIZER,
-    NOT_AUTHORIZED,
     acl_entry,
     acl_filter,
     filter_problem,
+    refusal,
 )
-from mockkafka.handlers.authz import cluster_allowed
 from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.protocol.codec import Message
 
 
 @handler("DescribeAcls", versions=(0, 3))
 def handle(ctx: RequestContext, request: Message) -> Result:
-    if not ctx.cluster.config.authorizer:
-        return _error(ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
-    if not cluster_allowed(ctx, AclOperation.DESCRIBE):
-        return _error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, NOT_AUTHORIZED)
+    refused = refusal(ctx, AclOperation.DESCRIBE)
+    if refused is not None:
+        return _error(*refused)
     flt = acl_filter(request)
     problem = filter_problem(flt)
     if problem is not None:
