@@ -79,3 +79,23 @@ def test_librdkafka_re_authenticates_and_keeps_producing() -> None:
         # SCRAM takes two SaslAuthenticate steps; some connection did it more than once.
         assert max(auths.values()) >= 4, auths
         assert [r.value for r in cluster.topic("orders").records()] == [b"m0", b"m1", b"m2"]
+
+
+def test_an_oauthbearer_token_s_expiry_shortens_the_session() -> None:
+    from mockkafka.cluster.security import unsecured_token
+
+    with mockkafka.Cluster(
+        security_protocol="SASL_PLAINTEXT",
+        users=USERS,
+        broker_configs={"connections.max.reauth.ms": "60000"},
+    ) as cluster:
+        b = cluster.brokers[0]
+        with Raw(b.host, b.port) as c:
+            assert c.request("SaslHandshake", 1, {"mechanism": "OAUTHBEARER"})["error_code"] == 0
+            token = unsecured_token("carol", lifetime_ms=800)
+            first = f"n,,\x01auth=Bearer {token}\x01\x01".encode()
+            resp = c.request("SaslAuthenticate", 2, {"auth_bytes": first})
+            assert resp["error_code"] == 0 and 0 < resp["session_lifetime_ms"] <= 800
+            time.sleep(1.0)
+            c.send(c.conn.send_request("Metadata", 12, {"topics": None}))
+            assert c.closed_by_broker()
