@@ -11,7 +11,7 @@ locking.
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from types import TracebackType
 from typing import Any, TypeVar
@@ -21,6 +21,7 @@ import trio
 from mockkafka._verbs_faults import FaultsVerbs
 from mockkafka._verbs_groups import GroupsVerbs
 from mockkafka._verbs_transactions import TransactionsVerbs
+from mockkafka.cluster.configs import split_config_options
 from mockkafka.cluster.produce import append_records
 from mockkafka.cluster.state import Broker, ClusterConfig, ClusterState, Partition, Topic
 from mockkafka.cluster.traffic import TrafficLog
@@ -35,11 +36,31 @@ START_TIMEOUT_S = 30.0
 
 
 def _make_config(brokers: int, options: dict[str, Any]) -> ClusterConfig:
+    """ClusterConfig from keyword options; ``config={...}`` gives broker configs by name."""
+    config = options.pop("config", None)
+    if config is not None:
+        if not isinstance(config, Mapping):
+            raise ConfigError(f"config must be a dict of broker configs, got {config!r}")
+        named, rest = split_config_options(config)
+        twice = sorted(set(named) & set(options))
+        if twice:
+            raise ConfigError(
+                f"config gives what the option(s) {', '.join(twice)} already give; use one"
+            )
+        options.update(named)
+        options["broker_configs"] = tuple(options.get("broker_configs", ())) + tuple(rest.items())
     try:
         return ClusterConfig(brokers=brokers, **options)
     except TypeError as exc:
         fields = sorted(ClusterConfig.__dataclass_fields__)
         raise ConfigError(f"{exc}; cluster options are: {', '.join(fields)}") from None
+
+
+def _fixed_ports(state: ClusterState, port: int) -> dict[int, int] | None:
+    """Broker id -> port when ``port`` is fixed: the first broker on ``port``, then +1."""
+    if not port:
+        return None
+    return {node: port + n for n, node in enumerate(sorted(state.brokers))}
 
 
 class PartitionView:
@@ -287,8 +308,10 @@ class Cluster(_ClusterBase):
             producer = Producer({"bootstrap.servers": cluster.bootstrap_servers})
 
     Options are those of :class:`~mockkafka.cluster.state.ClusterConfig`
-    (``auto_create_topics``, ``group_initial_rebalance_delay_ms``, ...). ``port`` binds broker
-    1 to a fixed port (broker n to port+n-1); 0 picks free ports. On exit every socket and the
+    (``auto_create_topics``, ``group_initial_rebalance_delay_ms``, ``first_node_id``, ...);
+    ``config={"num.partitions": 3, ...}`` sets any Kafka broker config by name (an unknown
+    name raises ConfigError with a did-you-mean). ``port`` binds the first broker to a fixed
+    port (the next broker to port+1, ...); 0 picks free ports. On exit every socket and the
     thread are closed, and an exception raised inside the broker is re-raised as BrokerError.
     """
 
@@ -302,7 +325,7 @@ class Cluster(_ClusterBase):
         **options: Any,
     ) -> None:
         self._state = ClusterState(_make_config(brokers, options))
-        ports = {i: port + i - 1 for i in self._state.brokers} if port else None
+        ports = _fixed_ports(self._state, port)
         self._server = ClusterServer(
             self._state, host=host, ports=ports, traffic=TrafficLog(enabled=record_traffic)
         )
@@ -422,7 +445,7 @@ async def open_cluster(
 ) -> AsyncIterator[AsyncCluster]:
     """``async with open_cluster(brokers=3) as cluster:`` -- a cluster on this trio loop."""
     state = ClusterState(_make_config(brokers, options))
-    ports = {i: port + i - 1 for i in state.brokers} if port else None
+    ports = _fixed_ports(state, port)
     server = ClusterServer(
         state, host=host, ports=ports, traffic=TrafficLog(enabled=record_traffic)
     )

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from mockkafka.cluster.configs import check_broker_configs
+from mockkafka.cluster.configs import config_text as _config_text
 from mockkafka.faults.engine import Faults, engine_of
 
 if TYPE_CHECKING:
@@ -57,6 +59,21 @@ class FaultsVerbs:
         """Set topic configs (a value of None resets one to its default)."""
         cfg = {k: (None if v is None else str(v)) for k, v in configs.items()}
         self._call(lambda: self._state.set_topic_config(topic, cfg))
+
+    def set_broker_config(self, configs: dict[str, Any], *, broker: int | None = None) -> None:
+        """Change broker configs at run time, as an operator's IncrementalAlterConfigs would.
+
+        ``broker=None`` sets the cluster-wide default (DescribeConfigs source
+        DYNAMIC_DEFAULT_BROKER_CONFIG), a broker id sets that broker's own value
+        (DYNAMIC_BROKER_CONFIG); a value of None deletes the dynamic value. A config Kafka
+        cannot change at run time (``num.partitions``, ...) raises KafkaApiError
+        INVALID_REQUEST: give it when the cluster is built, ``Cluster(config={...})``.
+        """
+        check_broker_configs(
+            {k: v for k, v in configs.items() if v is not None}, where="set_broker_config"
+        )
+        cfg = {k: (None if v is None else _config_text(v)) for k, v in configs.items()}
+        self._call(lambda: self._state.set_broker_config(cfg, broker))
 
     def alter_config(self, topic: str, key: str, value: Any) -> None:
         """Set one topic config (None resets it to its default)."""

@@ -60,6 +60,14 @@ def _port(text: str) -> int:
     return port
 
 
+def parse_config(text: str) -> tuple[str, str]:
+    """``KEY=VALUE`` -> (key, value) (argparse type of ``--config``)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"invalid config {text!r}: expected KEY=VALUE")
+    return key.strip(), value
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="mockkafka",
@@ -94,10 +102,35 @@ def build_parser() -> argparse.ArgumentParser:
         help="group.initial.rebalance.delay.ms (default 0; real Kafka uses 3000)",
     )
     s.add_argument(
+        "--config",
+        type=parse_config,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set a Kafka broker config by name, e.g. num.partitions=3 (repeatable)",
+    )
+    s.add_argument(
+        "--first-node-id",
+        type=int,
+        default=1,
+        help="node id of the first broker (default 1; 0 for suites written for broker 0)",
+    )
+    s.add_argument(
         "--traffic-jsonl", metavar="FILE", help="write every request/response to FILE at exit"
     )
     sub.add_parser("apis", help="list the API keys and versions the broker serves")
     return ap
+
+
+def serve_configs(args: argparse.Namespace) -> dict[str, str]:
+    """The broker configs ``serve`` starts with: the shorthand flags, then ``--config``."""
+    config: dict[str, str] = {
+        "group.initial.rebalance.delay.ms": str(args.group_initial_rebalance_delay_ms)
+    }
+    if args.auto_create_topics:
+        config["auto.create.topics.enable"] = "true"
+    config.update(args.config)
+    return config
 
 
 async def serve(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
@@ -105,9 +138,9 @@ async def serve(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     async with open_cluster(
         args.brokers,
         port=args.port,
-        auto_create_topics=args.auto_create_topics,
-        group_initial_rebalance_delay_ms=args.group_initial_rebalance_delay_ms,
+        first_node_id=args.first_node_id,
         record_traffic=bool(args.traffic_jsonl),
+        config=serve_configs(args),
     ) as cluster:
         for t in args.topic:
             cluster.create_topic(t.name, t.partitions, t.replication_factor)

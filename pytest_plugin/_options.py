@@ -23,13 +23,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mockkafka.cluster.configs import check_broker_configs
 from mockkafka.cluster.state import ClusterConfig
+from mockkafka.errors import ConfigError
 
 # Keys that are not ClusterConfig fields.
 EXTRA_KEYS: dict[str, str] = {
     "topics": "topics to create before the test: {name: partitions} or "
     "{name: {partitions, replication_factor, config}}",
     "record_traffic": "record every request and response (needed for the failure report)",
+    "config": "Kafka broker configs by name, {key: value}; layers merge key by key",
 }
 
 
@@ -63,11 +66,18 @@ class ClusterOptions:
     topics: dict[str, TopicSpec] = field(default_factory=dict)
     record_traffic: bool = True
     config: dict[str, Any] = field(default_factory=dict)
+    broker_config: dict[str, str] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
 
     def cluster_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``mockkafka.Cluster`` / ``mockkafka.open_cluster``."""
-        return {"brokers": self.brokers, "record_traffic": self.record_traffic, **self.config}
+        extra = {"config": dict(self.broker_config)} if self.broker_config else {}
+        return {
+            "brokers": self.brokers,
+            "record_traffic": self.record_traffic,
+            **self.config,
+            **extra,
+        }
 
     def source_of(self, text: str) -> str:
         """Where the options named in ``text`` (an error message) were set, for a hint."""
@@ -159,6 +169,13 @@ def merge(layers: Iterable[tuple[str, Mapping[str, Any]]]) -> ClusterOptions:
                 out.record_traffic = value
             elif key == "brokers":
                 out.brokers = _check_type(key, value, source)
+            elif key == "config":
+                if not isinstance(value, Mapping):
+                    raise OptionsError(f"{source}: config must be a dict, got {value!r}")
+                try:
+                    out.broker_config.update(check_broker_configs(value, where=source))
+                except ConfigError as exc:
+                    raise OptionsError(str(exc)) from None
             elif key in fields:
                 out.config[key] = _check_type(key, value, source)
             else:
@@ -222,6 +239,15 @@ def ini_options() -> list[IniOption]:
             _parse_bool,
         ),
     ]
+    out.append(
+        IniOption(
+            "kafka_config",
+            "config",
+            "mockkafka: Kafka broker configs of kafka_cluster, one KEY=VALUE per line",
+            "linelist",
+            lambda lines: dict(x.split("=", 1) for x in lines),
+        )
+    )
     for name, f in config_fields().items():
         hint = hints.get(name)
         default = f.default if f.default is not dataclasses.MISSING else None
@@ -252,7 +278,7 @@ def ini_layer(getini: Callable[[str], Any]) -> dict[str, Any]:
         raw = getini(opt.name)
         if raw is None or raw == [] or raw == "":
             continue
-        if opt.key == "broker_configs" and any("=" not in x for x in raw):
+        if opt.key in ("broker_configs", "config") and any("=" not in x for x in raw):
             raise OptionsError(f"ini option {opt.name}: expected KEY=VALUE lines, got {raw!r}")
         try:
             out[opt.key] = opt.parse(raw)

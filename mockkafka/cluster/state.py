@@ -33,8 +33,11 @@ from typing import Any, Protocol
 
 from mockkafka.cluster.configs import (
     BROKER_DEFAULTS,
+    TEST_GROUP_MIN_SESSION_TIMEOUT_MS,
     TOPIC_DEFAULTS,
     TOPIC_TO_BROKER,
+    check_broker_configs,
+    derived_broker_configs,
     validate_topic_config,
 )
 from mockkafka.cluster.log import PartitionLog
@@ -82,7 +85,7 @@ class ClusterConfig:
     default_partitions: int = 1
     default_replication_factor: int = 1
     group_initial_rebalance_delay_ms: int = 0
-    group_min_session_timeout_ms: int = 6000
+    group_min_session_timeout_ms: int = TEST_GROUP_MIN_SESSION_TIMEOUT_MS
     group_max_session_timeout_ms: int = 1_800_000
     transaction_max_timeout_ms: int = 900_000
     offsets_topic_partitions: int = 50
@@ -90,10 +93,14 @@ class ClusterConfig:
     cluster_id: str | None = None
     racks: tuple[str | None, ...] = ()
     broker_configs: tuple[tuple[str, str], ...] = ()
+    first_node_id: int = 1
 
     def __post_init__(self) -> None:
         from mockkafka.errors import ConfigError
 
+        check_broker_configs(dict(self.broker_configs), where="broker_configs")
+        if self.first_node_id < 0:
+            raise ConfigError(f"first_node_id must be >= 0, got {self.first_node_id}")
         if self.brokers < 1:
             raise ConfigError(f"brokers must be at least 1, got {self.brokers}")
         if self.default_partitions < 1:
@@ -234,9 +241,10 @@ class ClusterState:
         self.clock: Clock = clock or SystemClock()
         self.cluster_id = self.config.cluster_id or _cluster_id()
         self.brokers: dict[int, Broker] = {}
-        for i in range(1, self.config.brokers + 1):
-            rack = self.config.racks[i - 1] if i - 1 < len(self.config.racks) else None
-            self.brokers[i] = Broker(node_id=i, rack=rack)
+        first = self.config.first_node_id
+        for n in range(self.config.brokers):
+            rack = self.config.racks[n] if n < len(self.config.racks) else None
+            self.brokers[first + n] = Broker(node_id=first + n, rack=rack)
         self.broker_configs: dict[str, str] = dict(BROKER_DEFAULTS)
         self.broker_configs["auto.create.topics.enable"] = str(
             self.config.auto_create_topics
@@ -245,7 +253,8 @@ class ClusterState:
             self.config.group_initial_rebalance_delay_ms
         )
         self.broker_configs.update(self.config.broker_configs)
-        self.controller_id = 1
+        self.broker_configs.update(derived_broker_configs(dict(self.config.broker_configs)))
+        self.controller_id = first
         self.topics: dict[str, Topic] = {}
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
         self.producer_ids: dict[int, ProducerIdInfo] = {}
@@ -589,6 +598,31 @@ class ClusterState:
                 t.configs[k] = str(v)
         self.emit_event("config_changed", topic=name)
         return t
+
+    def set_broker_config(self, configs: dict[str, str | None], broker: int | None) -> None:
+        """Set (None: delete) dynamic broker configs, for one broker or (None) every broker,
+        as IncrementalAlterConfigs would; KafkaApiError with Kafka's code when refused."""
+        from mockkafka.cluster.configs import (
+            ResourceType,
+            apply_dynamic,
+            current_dynamic,
+            validate_configs,
+        )
+
+        name = "" if broker is None else str(broker)
+        if broker is not None:
+            self.broker(broker)
+        new = current_dynamic(self, ResourceType.BROKER, name)
+        for k, v in configs.items():
+            if v is None:
+                new.pop(k, None)
+            else:
+                new[k] = v
+        validate_configs(
+            self, ResourceType.BROKER, name, {k: v for k, v in configs.items() if v is not None}
+        )
+        apply_dynamic(self, ResourceType.BROKER, name, new)
+        self.emit_event("config_changed", broker=broker)
 
     def recreate_topic(self, name: str) -> Topic:
         """Delete topic ``name`` and create it again empty, with the same partitions,
