@@ -75,6 +75,29 @@ class FaultsVerbs:
         cfg = {k: (None if v is None else _config_text(v)) for k, v in configs.items()}
         self._call(lambda: self._state.set_broker_config(cfg, broker))
 
+    def set_client_quotas(
+        self,
+        quotas: dict[str, float | None],
+        *,
+        user: str | None = None,
+        client_id: str | None = None,
+        ip: str | None = None,
+    ) -> None:
+        """Set client quotas as AlterClientQuotas would (None removes a key).
+
+        The entity is the ``user`` and/or ``client_id`` (or an ``ip``) given; the name
+        ``"<default>"`` is the default entity of that type. Quotas are enforced:
+        ``cluster.set_client_quotas({"producer_byte_rate": 1024}, client_id="app")`` makes
+        the broker answer that client with ``throttle_time_ms`` and stop reading from it
+        for that long, as Kafka does. Bad keys or values raise KafkaApiError.
+        """
+        from mockkafka.cluster.quotas import client_quotas, make_entity
+
+        given = {"user": user, "client-id": client_id, "ip": ip}
+        pairs = {t: (None if n == "<default>" else n) for t, n in given.items() if n is not None}
+        ops = [(k, None if v is None else float(v)) for k, v in quotas.items()]
+        self._call(lambda: client_quotas(self._state).alter(make_entity(pairs), ops, apply=True))
+
     def alter_config(self, topic: str, key: str, value: Any) -> None:
         """Set one topic config (None resets it to its default)."""
         self.set_topic_config(topic, {key: value})

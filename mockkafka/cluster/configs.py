@@ -194,6 +194,9 @@ BROKER_CONFIG_DEFS: dict[str, ConfigDef] = {
         _d("broker.rack", S, None, dynamic=False),
         _d("compression.type", S, "producer", valid=_COMPRESSION),
         _d("default.replication.factor", INT, "1", dynamic=False),
+        _d("delegation.token.expiry.time.ms", L, "86400000", min=1, dynamic=False),
+        _d("delegation.token.max.lifetime.ms", L, "604800000", min=1, dynamic=False),
+        _d("delegation.token.secret.key", P, None, sensitive=True, dynamic=False),
         _d("delete.topic.enable", B, "true", dynamic=False),
         _d(
             "group.coordinator.rebalance.protocols",
@@ -231,6 +234,8 @@ BROKER_CONFIG_DEFS: dict[str, ConfigDef] = {
         _d("offsets.topic.num.partitions", INT, "50", min=1, dynamic=False),
         _d("offsets.topic.replication.factor", SH, "3", min=1, dynamic=False),
         _d("process.roles", LI, "", dynamic=False),
+        _d("quota.window.num", INT, "11", min=1, dynamic=False),
+        _d("quota.window.size.seconds", INT, "1", min=1, dynamic=False),
         _d("sasl.jaas.config", P, None, sensitive=True),
         _d("socket.request.max.bytes", INT, "104857600", min=1, dynamic=False),
         _d("ssl.keystore.password", P, None, sensitive=True),

@@ -35,6 +35,7 @@ from mockkafka.cluster.state import TIMERS_CHANGED, ClusterState
 from mockkafka.cluster.traffic import Exchange, TrafficLog
 from mockkafka.errors import ErrorCode
 from mockkafka.faults.engine import engine_of
+from mockkafka.handlers._quotas import THROTTLED_UNTIL, apply_quotas
 from mockkafka.handlers.base import (
     NO_RESPONSE,
     HandlerSpec,
@@ -283,6 +284,9 @@ class ClusterServer:
             if wait > 0:
                 await trio.sleep(wait)
             conn.muted_until = 0.0
+        quota_until = conn.state.pop(THROTTLED_UNTIL, None)
+        if quota_until is not None and quota_until > self.state.now_ms():
+            await trio.sleep((quota_until - self.state.now_ms()) / 1000)  # over quota
         now = self.state.now_ms()
         spec = self.handlers.get(hdr.api_key)
         advertised = served_versions(self.state).get(hdr.api_key)
@@ -333,6 +337,7 @@ class ClusterServer:
                 timed_out = await self.wait_for_keys(result.keys, result.deadline_ms)
                 ctx.now_ms = self.state.now_ms()
                 result = result.resume(timed_out)
+            apply_quotas(ctx, body, result)
         except trio.Cancelled:
             raise
         except Exception as exc:
