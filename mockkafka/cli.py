@@ -116,9 +116,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="node id of the first broker (default 1; 0 for suites written for broker 0)",
     )
     s.add_argument(
+        "--kafka-version",
+        metavar="RELEASE",
+        help="advertise exactly the API versions of this Kafka release (0.8.0 ... 4.x; "
+        "default: every version mockkafka serves)",
+    )
+    s.add_argument(
         "--traffic-jsonl", metavar="FILE", help="write every request/response to FILE at exit"
     )
-    sub.add_parser("apis", help="list the API keys and versions the broker serves")
+    a = sub.add_parser("apis", help="list the API keys and versions the broker serves")
+    a.add_argument("--kafka-version", metavar="RELEASE", help="as that Kafka release would")
     return ap
 
 
@@ -139,6 +146,7 @@ async def serve(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
         args.brokers,
         port=args.port,
         first_node_id=args.first_node_id,
+        kafka_version=args.kafka_version,
         record_traffic=bool(args.traffic_jsonl),
         config=serve_configs(args),
     ) as cluster:
@@ -154,12 +162,13 @@ async def serve(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     return 0
 
 
-def list_apis() -> int:
-    from mockkafka.cluster.state import ClusterState
+def list_apis(kafka_version: str | None = None) -> int:
+    from mockkafka.cluster.state import ClusterConfig, ClusterState
     from mockkafka.handlers.base import served_versions
     from mockkafka.protocol.apis import API_BY_KEY
 
-    for key, (lo, hi) in served_versions(ClusterState()).items():
+    state = ClusterState(ClusterConfig(kafka_version=kafka_version))
+    for key, (lo, hi) in served_versions(state).items():
         print(f"{key:>3} {API_BY_KEY[key].name:<32} v{lo}-v{hi}")
     return 0
 
@@ -167,7 +176,11 @@ def list_apis() -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "apis":
-        return list_apis()
+        try:
+            return list_apis(args.kafka_version)
+        except ConfigError as exc:
+            print(f"mockkafka apis: {exc}", file=sys.stderr)
+            return 2
     if args.brokers < 1:
         print("mockkafka serve: --brokers must be at least 1", file=sys.stderr)
         return 2

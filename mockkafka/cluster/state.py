@@ -94,10 +94,17 @@ class ClusterConfig:
     racks: tuple[str | None, ...] = ()
     broker_configs: tuple[tuple[str, str], ...] = ()
     first_node_id: int = 1
+    kafka_version: str | None = None
 
     def __post_init__(self) -> None:
         from mockkafka.errors import ConfigError
+        from mockkafka.protocol.releases import normalize_release
 
+        if self.kafka_version is not None:
+            try:
+                object.__setattr__(self, "kafka_version", normalize_release(self.kafka_version))
+            except ValueError as exc:
+                raise ConfigError(f"kafka_version: {exc}") from None
         check_broker_configs(dict(self.broker_configs), where="broker_configs")
         if self.first_node_id < 0:
             raise ConfigError(f"first_node_id must be >= 0, got {self.first_node_id}")

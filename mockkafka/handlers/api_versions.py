@@ -11,6 +11,7 @@ from __future__ import annotations
 from mockkafka.cluster.features import FEATURES, finalized
 from mockkafka.handlers.base import RequestContext, Result, handler, served_versions
 from mockkafka.protocol.codec import Message
+from mockkafka.protocol.releases import METADATA_VERSION_3X, release_tuple
 
 
 @handler("ApiVersions", versions=(0, 4))
@@ -20,6 +21,22 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         {"api_key": k, "min_version": lo, "max_version": hi}
         for k, (lo, hi) in served_versions(ctx.cluster).items()
     ]
+    release = ctx.cluster.config.kafka_version
+    if release is not None and release_tuple(release) < (4, 0):
+        level = METADATA_VERSION_3X.get(release)
+        features = [("metadata.version", 1, level)] if level else []
+        return {
+            "error_code": 0,
+            "api_keys": keys,
+            "supported_features": [
+                {"name": n, "min_version": lo, "max_version": hi} for n, lo, hi in features
+            ],
+            "finalized_features_epoch": 1 if features else -1,
+            "finalized_features": [
+                {"name": n, "min_version_level": hi, "max_version_level": hi}
+                for n, _lo, hi in features
+            ],
+        }
     return {
         "error_code": 0,
         "api_keys": keys,

@@ -129,12 +129,23 @@ def load_handlers() -> dict[int, HandlerSpec]:
 
 
 def served_versions(cluster: ClusterState) -> dict[int, tuple[int, int]]:
-    """api key -> (min, max) as this cluster advertises them (caps applied)."""
+    """api key -> (min, max) as this cluster advertises them: the handlers' versions, within
+    the ``kafka_version`` preset's (if any), capped by ``cap_api_versions``."""
     out: dict[int, tuple[int, int]] = {}
+    release = None
+    if cluster.config.kafka_version is not None:
+        from mockkafka.protocol.releases import release_api_versions
+
+        release = release_api_versions(cluster.config.kafka_version)
     for key, spec in load_handlers().items():
+        lo = spec.min_version
         hi = min(spec.max_version, cluster.api_version_caps.get(key, spec.max_version))
-        if hi >= spec.min_version:
-            out[key] = (spec.min_version, hi)
+        if release is not None:
+            if key not in release:
+                continue
+            lo, hi = max(lo, release[key][0]), min(hi, release[key][1])
+        if hi >= lo:
+            out[key] = (lo, hi)
     return dict(sorted(out.items()))
 
 

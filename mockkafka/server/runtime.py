@@ -290,6 +290,11 @@ class ClusterServer:
         now = self.state.now_ms()
         spec = self.handlers.get(hdr.api_key)
         advertised = served_versions(self.state).get(hdr.api_key)
+        if hdr.api_key == API_VERSIONS_KEY and advertised is None:
+            # A release preset older than 0.10 has no ApiVersions: close, as those brokers did.
+            raise CloseConnection(
+                f"ApiVersions is not served by Kafka {self.state.config.kafka_version}"
+            )
         if hdr.api_key == API_VERSIONS_KEY and (
             req.body is None
             or advertised is None
