@@ -14,6 +14,10 @@ What is measured, in milliseconds per test (median and 90th percentile):
   ``test.mock.num.brokers`` (librdkafka starts its in-process mock cluster), fetching
   metadata once (so the cluster is up and answered) and destroying the client.
 - ``mockkafka.Cluster`` start + stop called directly, 1 and 3 brokers, for reference.
+- ``Cluster.reset()`` of a started 3-broker cluster (what a shared-cluster fixture pays
+  between tests): after a test that did nothing, and after a typical one (a 6-partition
+  topic holding 100 records, committed offsets, a fault rule, a confluent-kafka client's
+  metadata traffic). ``--reset`` runs only these rows (about 2 s).
 """
 
 from __future__ import annotations
@@ -121,11 +125,49 @@ def mockkafka_direct(brokers: int) -> None:
     mockkafka.Cluster(brokers=brokers).start().stop()
 
 
+def reset_rows(n: int) -> list[tuple[str, list[float]]]:
+    """Time ``Cluster.reset()`` on a 3-broker cluster, idle and after a typical test."""
+    with mockkafka.Cluster(brokers=3) as cluster:
+        cluster.reset()  # warm up
+        idle = time_calls(cluster.reset, n)
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers, "log_level": 0})
+        busy: list[float] = []
+        for _ in range(n):
+            cluster.create_topic("orders", partitions=6, replication_factor=3)
+            for i in range(100):
+                cluster.produce("orders", b"v%d" % i, partition=i % 6)
+            cluster.commit_offsets("billing", {("orders", p): 10 for p in range(6)})
+            cluster.faults.on("Fetch").every_time().delay(ms=1)
+            admin.list_topics(timeout=10)
+            gc.collect()
+            t0 = time.perf_counter()
+            cluster.reset()
+            busy.append(time.perf_counter() - t0)
+        del admin
+    return [
+        ("Cluster(3).reset(), idle", idle),
+        ("Cluster(3).reset() after a typical test", busy),
+    ]
+
+
+def print_rows(rows: list[tuple[str, list[float]]]) -> None:
+    width = max(len(label) for label, _ in rows)
+    print(f"{'case':<{width}}  {'median':>8}  {'p90':>8}")
+    for label, values in rows:
+        med, p90 = ms(values)
+        print(f"{label:<{width}}  {med:8.2f}  {p90:8.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tests", type=int, default=200, help="tests per case")
+    parser.add_argument("--reset", action="store_true", help="only the Cluster.reset() rows")
     args = parser.parse_args()
     n = args.tests
+    if args.reset:
+        print(f"Cluster.reset() in ms ({n} resets per case)")
+        print_rows(reset_rows(n))
+        return
 
     inner = run_inner(n, brokers_metadata=3)
     bare_st = statistics.median(inner["test_bare"]["setup+teardown"])
@@ -156,6 +198,7 @@ def main() -> None:
                 time_calls(lambda b=b: mockkafka_direct(b), n),
             )
         )
+    rows.extend(reset_rows(n))
 
     print()
     print(
@@ -163,11 +206,7 @@ def main() -> None:
         per-test cost in ms ({n} tests per fixture case; pytest's own per-test
         setup+teardown of {bare_st * 1000:.2f} ms is subtracted from fixture rows)""")
     )
-    width = max(len(label) for label, _ in rows)
-    print(f"{'case':<{width}}  {'median':>8}  {'p90':>8}")
-    for label, values in rows:
-        med, p90 = ms(values)
-        print(f"{label:<{width}}  {med:8.2f}  {p90:8.2f}")
+    print_rows(rows)
 
 
 if __name__ == "__main__":

@@ -11,11 +11,8 @@ Start here::
 For trio code: ``async with mockkafka.open_cluster(brokers=3) as cluster``.
 """
 
-from mockkafka._cluster import AsyncCluster, Cluster, PartitionView, TopicView, open_cluster
-from mockkafka._verbs_transactions import TransactionView
-from mockkafka.cluster.groups import GroupView, MemberView
+from mockkafka._api.cluster import AsyncCluster, Cluster, open_cluster
 from mockkafka.cluster.state import ClusterConfig
-from mockkafka.cluster.traffic import Exchange, TrafficLog
 from mockkafka.cluster.transactions import CompletedTransaction
 from mockkafka.errors import (
     BrokerError,
@@ -24,14 +21,27 @@ from mockkafka.errors import (
     KafkaApiError,
     MockKafkaError,
     ProtocolError,
+    UnfiredRulesError,
+    UnfiredRuleWarning,
+    WaitTimeout,
     error_code,
 )
 from mockkafka.faults import Faults, Rule
 from mockkafka.protocol.records import Record
+from mockkafka.server.traffic import Exchange, TrafficLog
+from mockkafka.views import (
+    BrokerView,
+    GroupView,
+    MemberView,
+    PartitionView,
+    TopicView,
+    TransactionView,
+)
 
 __all__ = [
     "AsyncCluster",
     "BrokerError",
+    "BrokerView",
     "Cluster",
     "ClusterConfig",
     "CompletedTransaction",
@@ -50,6 +60,9 @@ __all__ = [
     "TopicView",
     "TrafficLog",
     "TransactionView",
+    "UnfiredRuleWarning",
+    "UnfiredRulesError",
+    "WaitTimeout",
     "error_code",
     "open_cluster",
 ]

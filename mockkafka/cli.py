@@ -21,7 +21,7 @@ from typing import TextIO
 
 import trio
 
-from mockkafka._cluster import open_cluster
+from mockkafka._api.cluster import open_cluster
 from mockkafka.errors import ConfigError, KafkaApiError
 
 
@@ -151,7 +151,9 @@ async def serve(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
         config=serve_configs(args),
     ) as cluster:
         for t in args.topic:
-            cluster.create_topic(t.name, t.partitions, t.replication_factor)
+            cluster.create_topic(
+                t.name, partitions=t.partitions, replication_factor=t.replication_factor
+            )
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             print(f"bootstrap.servers={cluster.bootstrap_servers}", file=stream, flush=True)
             async for _sig in signals:

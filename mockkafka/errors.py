@@ -11,20 +11,26 @@ from __future__ import annotations
 import difflib
 
 from mockkafka._error_codes import ErrorCode
-from mockkafka.protocol.errors import FrameTooLarge, ProtocolError, UnsupportedVersion
+from mockkafka.protocol.errors import (
+    FrameTooLarge,
+    MockKafkaError,
+    ProtocolError,
+    UnsupportedVersion,
+)
 
 
 def error_code(value: ErrorCode | int | str) -> ErrorCode:
     """``error_code("NOT_LEADER_OR_FOLLOWER")``, ``error_code(6)``: the ErrorCode member.
 
-    Raises ``ValueError`` (listing close names for a misspelling) when the code is unknown.
+    Raises ``ConfigError`` (a ``ValueError``, listing close names for a misspelling) when
+    the code is unknown.
     """
     if isinstance(value, ErrorCode):
         return value
     if isinstance(value, int):
         member = ErrorCode._value2member_map_.get(value)
         if member is None:
-            raise ValueError(f"unknown Kafka error code {value}")
+            raise ConfigError(f"unknown Kafka error code {value}") from None
         return member  # type: ignore[return-value]
     name = value.strip().upper().replace("-", "_")
     try:
@@ -32,11 +38,7 @@ def error_code(value: ErrorCode | int | str) -> ErrorCode:
     except KeyError:
         close = difflib.get_close_matches(name, list(ErrorCode.__members__), n=3)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        raise ValueError(f"unknown Kafka error name {value!r}{hint}") from None
-
-
-class MockKafkaError(Exception):
-    """Base class of the exceptions mockkafka raises to a test author."""
+        raise ConfigError(f"unknown Kafka error name {value!r}{hint}") from None
 
 
 class ConfigError(MockKafkaError, ValueError):
@@ -56,6 +58,24 @@ class KafkaApiError(MockKafkaError):
         self.detail = message
 
 
+class WaitTimeout(MockKafkaError, TimeoutError):
+    """A wait (``wait_for_group``, ``rule.wait_fired``, ...) did not see what it waited for
+    in time. The message shows the last state seen; ``last_seen`` holds it as text."""
+
+    def __init__(self, message: str, last_seen: str = "") -> None:
+        super().__init__(message)
+        self.last_seen = last_seen
+
+
+class UnfiredRulesError(MockKafkaError, AssertionError):
+    """Fault rules were added and never fired, and the cluster is strict
+    (``Cluster(strict_faults=True)``): the test did not exercise what it meant to."""
+
+
+class UnfiredRuleWarning(UserWarning):
+    """Fault rules were added and never fired (an error with ``strict_faults=True``)."""
+
+
 class BrokerError(MockKafkaError):
     """An exception raised inside the broker during a test, re-raised in that test.
 
@@ -71,6 +91,9 @@ __all__ = [
     "KafkaApiError",
     "MockKafkaError",
     "ProtocolError",
+    "UnfiredRuleWarning",
+    "UnfiredRulesError",
     "UnsupportedVersion",
+    "WaitTimeout",
     "error_code",
 ]

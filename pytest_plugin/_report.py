@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mockkafka import AsyncCluster, BrokerError, Cluster
-from mockkafka.cluster.traffic import Exchange
+from mockkafka.server.traffic import Exchange
 
 AnyCluster = Cluster | AsyncCluster
 
@@ -98,10 +98,7 @@ def _snapshot(cluster: AnyCluster) -> list[Exchange]:
 
 def _fault_rules(cluster: AnyCluster) -> list[str]:
     """The cluster's fault rules with how often each fired (none if faults were never used)."""
-    engine = cluster.state.extensions.get("faults")
-    if engine is None:
-        return []
-    return cluster.call(lambda _state: [str(rule) for rule in engine.rules()])
+    return [str(rule) for rule in cluster.faults.rules()]
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

@@ -177,7 +177,12 @@ def create_topics(cluster: AnyCluster, opts: ClusterOptions) -> None:
     __tracebackhide__ = True
     for name, spec in opts.topics.items():
         try:
-            cluster.create_topic(name, spec.partitions, spec.replication_factor, dict(spec.config))
+            cluster.create_topic(
+                name,
+                partitions=spec.partitions,
+                replication_factor=spec.replication_factor,
+                config=dict(spec.config),
+            )
         except KafkaApiError as exc:
             problem = f"cannot create topic {name!r} (set by {opts.sources['topics']}): {exc}"
         else:

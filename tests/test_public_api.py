@@ -31,3 +31,52 @@ def _is_module(name: str) -> bool:
     import types
 
     return isinstance(getattr(mockkafka, name), types.ModuleType)
+
+
+def _vocabulary_names() -> set[str]:
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "docs" / "vocabulary.md").read_text()
+    return set(re.findall(r"`(?:[a-z_]+\.)?([a-z_]+)\(", text))
+
+
+CLUSTER_EXTRAS = {
+    # Lifecycle, addresses and plumbing, not verbs of the vocabulary.
+    "start",
+    "stop",
+    "call",
+    "raise_broker_errors",
+    "check_rules",
+}
+
+
+def test_every_cluster_verb_is_in_the_vocabulary_and_back() -> None:
+    methods = {
+        n
+        for n in dir(mockkafka.Cluster)
+        if not n.startswith("_") and callable(getattr(mockkafka.Cluster, n))
+    }
+    verbs = {n for n in methods - CLUSTER_EXTRAS if not n.endswith("_async")}
+    documented = _vocabulary_names()
+    assert verbs - documented == set(), "verbs missing from docs/vocabulary.md"
+    assert {n[: -len("_async")] for n in methods if n.endswith("_async")} <= verbs
+    async_waits = {n for n in dir(mockkafka.AsyncCluster) if n.startswith("wait_for_")}
+    assert async_waits == {n for n in verbs if n.startswith("wait_for_")}
+
+
+def test_every_cluster_method_has_a_docstring() -> None:
+    for cls in (mockkafka.Cluster, mockkafka.AsyncCluster):
+        for n in dir(cls):
+            if not n.startswith("_"):
+                assert getattr(cls, n).__doc__, f"{cls.__name__}.{n} has no docstring"
+
+
+def test_every_exception_class_derives_from_mockkafka_error() -> None:
+    import inspect
+
+    import mockkafka.errors as errors
+
+    for _name, obj in inspect.getmembers(errors, inspect.isclass):
+        if issubclass(obj, BaseException) and not issubclass(obj, Warning):
+            assert issubclass(obj, mockkafka.MockKafkaError), obj

@@ -18,8 +18,8 @@ winning layer as the config's ``config_source`` and, when asked, every layer as 
 
 ``ClusterState.broker_configs`` holds the cluster-wide effective values (static, overlaid by
 dynamic defaults), so other subsystems read one dict. The dynamic-default layer and the
-static values it shadows live in ``ClusterState.extensions`` under this module's keys, as do
-broker logger levels and group / client-metrics configs.
+static values it shadows live in ``ClusterState.dynamic_configs`` (a :class:`DynamicConfigs`),
+as do broker logger levels and group / client-metrics configs.
 
 Everything here is sans-IO; alterations raise :class:`~mockkafka.errors.KafkaApiError` with
 the code and message a broker would answer, and handlers turn that into the response.
@@ -443,21 +443,29 @@ class ConfigEntry:
         return self.source == ConfigSource.DEFAULT_CONFIG
 
 
-_EXT_DYNAMIC_DEFAULT = "configs.dynamic_default_broker"
-_EXT_STATIC_SHADOW = "configs.static_shadow"
-_EXT_LOGGERS = "configs.broker_loggers"
-_EXT_RESOURCES = "configs.resources"
+@dataclass(slots=True)
+class DynamicConfigs:
+    """Configs changed at run time that ``ClusterState.broker_configs`` does not hold.
+
+    ``default_broker``: broker configs set for every broker (resource name ``""``);
+    ``static_shadow``: the static values those shadow (None: Kafka's default);
+    ``broker_loggers``: logger levels by broker id; ``resources``: GROUP and CLIENT_METRICS
+    configs by (resource type, name).
+    """
+
+    default_broker: dict[str, str] = field(default_factory=dict)
+    static_shadow: dict[str, str | None] = field(default_factory=dict)
+    broker_loggers: dict[int, dict[str, str]] = field(default_factory=dict)
+    resources: dict[tuple[int, str], dict[str, str]] = field(default_factory=dict)
 
 
 def dynamic_default_broker_configs(state: ClusterState) -> dict[str, str]:
     """Broker configs set at run time for every broker (resource name ``""``)."""
-    out: dict[str, str] = state.extensions.setdefault(_EXT_DYNAMIC_DEFAULT, {})
-    return out
+    return state.dynamic_configs.default_broker
 
 
 def _static_shadow(state: ClusterState) -> dict[str, str | None]:
-    out: dict[str, str | None] = state.extensions.setdefault(_EXT_STATIC_SHADOW, {})
-    return out
+    return state.dynamic_configs.static_shadow
 
 
 def log_dir(broker_id: int) -> str:
@@ -624,8 +632,7 @@ def describe_topic(
 
 def broker_loggers(state: ClusterState, broker_id: int) -> dict[str, str]:
     """Logger levels of a broker (BROKER_LOGGER resources), changeable at run time."""
-    all_: dict[int, dict[str, str]] = state.extensions.setdefault(_EXT_LOGGERS, {})
-    return all_.setdefault(broker_id, dict(DEFAULT_LOGGERS))
+    return state.dynamic_configs.broker_loggers.setdefault(broker_id, dict(DEFAULT_LOGGERS))
 
 
 def describe_broker_logger(
@@ -647,13 +654,12 @@ def describe_broker_logger(
 
 def resource_configs(state: ClusterState, rtype: ResourceType, name: str) -> dict[str, str]:
     """The stored configs of a GROUP or CLIENT_METRICS resource (created on first use)."""
-    all_: dict[tuple[int, str], dict[str, str]] = state.extensions.setdefault(_EXT_RESOURCES, {})
-    return all_.setdefault((int(rtype), name), {})
+    return state.dynamic_configs.resources.setdefault((int(rtype), name), {})
 
 
 def configured_resources(state: ClusterState, rtype: ResourceType) -> list[str]:
     """Names of GROUP / CLIENT_METRICS resources that have configs set."""
-    all_: dict[tuple[int, str], dict[str, str]] = state.extensions.get(_EXT_RESOURCES, {})
+    all_ = state.dynamic_configs.resources
     return sorted(n for (t, n), cfg in all_.items() if t == rtype and cfg)
 
 

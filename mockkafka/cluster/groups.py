@@ -22,7 +22,6 @@ offsets (a "simple" group, as the admin client and ``assign()`` users make).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mockkafka.cluster.coordinators import GROUP
@@ -30,6 +29,7 @@ from mockkafka.cluster.groups_classic import ClassicGroup, ClassicGroupState
 from mockkafka.cluster.groups_common import Group, OffsetAndMetadata, Pending, group_key
 from mockkafka.cluster.groups_consumer import ConsumerGroup
 from mockkafka.errors import ErrorCode, KafkaApiError
+from mockkafka.views import GroupView, MemberView
 
 if TYPE_CHECKING:
     from mockkafka.cluster.state import ClusterState
@@ -46,62 +46,6 @@ __all__ = [
 ]
 
 OFFSET_METADATA_MAX_BYTES = 4096
-
-
-@dataclass(frozen=True, slots=True)
-class MemberView:
-    """A group member as a test sees it (a snapshot).
-
-    ``assignment`` is {topic: [partitions]} -- decoded from the consumer protocol for classic
-    groups (None when the protocol is not ``consumer`` or nothing was assigned yet), the
-    current assignment for KIP-848 groups. ``member_epoch`` is -1 for classic members.
-    """
-
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    assignment: dict[str, list[int]] | None
-    member_epoch: int = -1
-
-
-@dataclass(frozen=True, slots=True)
-class GroupView:
-    """A group as a test sees it (a snapshot taken on the cluster loop).
-
-    ``type`` is ``"classic"`` or ``"consumer"`` (KIP-848). ``state`` uses Kafka's names
-    (``Empty``, ``PreparingRebalance``, ``CompletingRebalance``, ``Stable``, ``Dead`` for
-    classic; ``Empty``, ``Assigning``, ``Reconciling``, ``Stable`` for consumer groups).
-    ``generation_id`` is the classic generation or the consumer group epoch. ``rebalances``
-    counts rebalances started (classic) or target assignments computed (consumer).
-    """
-
-    group_id: str
-    type: str
-    state: str
-    generation_id: int
-    protocol_type: str
-    protocol: str | None
-    leader_id: str | None
-    members: tuple[MemberView, ...]
-    offsets: dict[tuple[str, int], OffsetAndMetadata]
-    rebalances: int
-    assignment_epoch: int = -1
-
-    def committed_offsets(self) -> dict[tuple[str, int], int]:
-        """{(topic, partition): committed offset}."""
-        return {k: v.offset for k, v in self.offsets.items()}
-
-    def member(self, member_id: str) -> MemberView:
-        for m in self.members:
-            if m.member_id == member_id:
-                return m
-        raise KeyError(f"group {self.group_id!r} has no member {member_id!r}")
-
-    @property
-    def assignments(self) -> dict[str, dict[str, list[int]] | None]:
-        """{member_id: {topic: [partitions]}}."""
-        return {m.member_id: m.assignment for m in self.members}
 
 
 class GroupCoordinator:

@@ -27,8 +27,8 @@ import heapq
 import itertools
 import time
 import uuid
-from collections.abc import Callable, Hashable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
 from mockkafka.cluster.configs import (
@@ -36,13 +36,16 @@ from mockkafka.cluster.configs import (
     TEST_GROUP_MIN_SESSION_TIMEOUT_MS,
     TOPIC_DEFAULTS,
     TOPIC_TO_BROKER,
+    DynamicConfigs,
     check_broker_configs,
     derived_broker_configs,
     validate_topic_config,
 )
+from mockkafka.cluster.fetch_sessions import FetchSessionCache
 from mockkafka.cluster.log import PartitionLog
 from mockkafka.cluster.producers import ProducerIdInfo, ProducerPartitionState
 from mockkafka.errors import ErrorCode, KafkaApiError
+from mockkafka.faults.engine import FaultEngine
 
 
 class Clock(Protocol):
@@ -69,6 +72,32 @@ class ManualClock:
 
     def advance(self, ms: int) -> None:
         self.t += ms
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_racks(v: Any) -> bool:
+    return isinstance(v, tuple | list) and all(r is None or isinstance(r, str) for r in v)
+
+
+def _is_broker_configs(v: Any) -> bool:
+    if isinstance(v, Mapping):
+        return all(isinstance(k, str) for k in v)
+    return isinstance(v, tuple | list) and all(
+        isinstance(kv, tuple | list) and len(kv) == 2 and isinstance(kv[0], str) for kv in v
+    )
+
+
+# ClusterConfig field type (as written) -> (check, what to say when it fails).
+_CONFIG_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "int": (_is_int, "an int"),
+    "bool": (lambda v: isinstance(v, bool), "True or False"),
+    "str | None": (lambda v: v is None or isinstance(v, str), "a str or None"),
+    "tuple[str | None, ...]": (_is_racks, "a list of rack names (str or None), one per broker"),
+    "tuple[tuple[str, str], ...]": (_is_broker_configs, "a dict {config: value}"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +129,27 @@ class ClusterConfig:
         from mockkafka.errors import ConfigError
         from mockkafka.protocol.releases import normalize_release
 
+        for f in fields(self):
+            value = getattr(self, f.name)
+            kind = _CONFIG_KINDS.get(str(f.type))
+            if kind is not None and not kind[0](value):
+                raise ConfigError(
+                    f"cluster option {f.name} must be {kind[1]}, got {value!r} "
+                    f"({type(value).__name__})"
+                )
+        if isinstance(self.racks, list):
+            object.__setattr__(self, "racks", tuple(self.racks))
+        if isinstance(self.broker_configs, Mapping):
+            object.__setattr__(
+                self,
+                "broker_configs",
+                tuple((str(k), str(v)) for k, v in self.broker_configs.items()),
+            )
+        if self.racks and len(self.racks) != self.brokers:
+            raise ConfigError(
+                f"racks must name one rack (or None) per broker: {self.brokers} brokers, "
+                f"got {len(self.racks)} racks {list(self.racks)!r}"
+            )
         if self.kafka_version is not None:
             try:
                 object.__setattr__(self, "kafka_version", normalize_release(self.kafka_version))
@@ -252,6 +302,15 @@ class ClusterState:
         for n in range(self.config.brokers):
             rack = self.config.racks[n] if n < len(self.config.racks) else None
             self.brokers[first + n] = Broker(node_id=first + n, rack=rack)
+        self._wakers: list[Callable[[Hashable], None]] = []
+        self._timer_seq = itertools.count()
+        #: The fault rules consulted for every request (kept by :meth:`reset`, which clears
+        #: its rules through the public cluster).
+        self.faults = FaultEngine(self.now_ms)
+        self._init_data()
+
+    def _init_data(self) -> None:
+        """Everything a test changes (see :meth:`reset`); brokers and wakers stay."""
         self.broker_configs: dict[str, str] = dict(BROKER_DEFAULTS)
         self.broker_configs["auto.create.topics.enable"] = str(
             self.config.auto_create_topics
@@ -261,18 +320,20 @@ class ClusterState:
         )
         self.broker_configs.update(self.config.broker_configs)
         self.broker_configs.update(derived_broker_configs(dict(self.config.broker_configs)))
-        self.controller_id = first
+        self.controller_id = min(self.brokers)
         self.topics: dict[str, Topic] = {}
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
         self.producer_ids: dict[int, ProducerIdInfo] = {}
         self._next_producer_id = 1000
         self._timers: list[_Timer] = []
-        self._timer_seq = itertools.count()
-        self._wakers: list[Callable[[Hashable], None]] = []
         self._next_assignment = 0
         # Per-API version caps (cap_api_versions): api key -> max version.
         self.api_version_caps: dict[int, int] = {}
-        # Extension points for subsystems (fetch sessions, server, faults).
+        #: Incremental fetch sessions (KIP-227) by broker id.
+        self.fetch_sessions: dict[int, FetchSessionCache] = {}
+        #: Configs set at run time beyond ``broker_configs`` (see ``configs.py``).
+        self.dynamic_configs = DynamicConfigs()
+        #: State of subsystems that have no typed attribute yet, by name (cleared by reset).
         self.extensions: dict[str, Any] = {}
         from mockkafka.cluster.coordinators import Coordinators
         from mockkafka.cluster.groups import GroupCoordinator
@@ -281,6 +342,16 @@ class ClusterState:
         self.coordinators = Coordinators(self)
         self.groups = GroupCoordinator(self)
         self.transactions = TransactionCoordinator(self)
+
+    def reset(self) -> None:
+        """Forget every topic, group, transaction, producer id, timer, version cap and
+        dynamic config, as in a new cluster; brokers keep their ids, ports and running
+        state (the server starts stopped ones again). Parked requests are woken."""
+        for b in self.brokers.values():
+            b.configs.clear()
+        self._init_data()
+        self.notify(("topics",))
+        self.notify(_TIMERS_CHANGED)
 
     # -- time, timers and wake-ups ------------------------------------------------------------
 
@@ -508,9 +579,7 @@ class ClusterState:
 
     def emit_event(self, name: str, **attrs: Any) -> None:
         """Record a cluster event for fault rules (``Trigger.after_event``)."""
-        engine = self.extensions.get("faults")
-        if engine is not None:
-            engine.record_event(name, **attrs)
+        self.faults.record_event(name, **attrs)
 
     def set_leader(self, topic: str, index: int, leader: int) -> Partition:
         """Make ``leader`` the partition leader (-1: none) and bump the leader epoch.

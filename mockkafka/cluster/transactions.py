@@ -37,7 +37,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mockkafka.cluster.coordinators import GROUP, TRANSACTION, partition_for
 from mockkafka.cluster.producers import ProducerIdInfo
@@ -45,7 +45,6 @@ from mockkafka.errors import ErrorCode, error_code
 
 if TYPE_CHECKING:
     from mockkafka.cluster.state import ClusterState, Partition, TimerHandle
-    from mockkafka.handlers.base import RequestContext
 
 MAX_EPOCH = 32767
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -215,23 +214,6 @@ class TransactionCoordinator:
         return ErrorCode.NONE
 
     # -- InitProducerId ------------------------------------------------------------------------
-
-    def init_producer_id(self, ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
-        """InitProducerId for a transactional id."""
-        tid: str = request["transactional_id"]
-        timeout = request.get("transaction_timeout_ms", 0)
-        expected_pid = request.get("producer_id", -1) if ctx.version >= 3 else -1
-        expected_epoch = request.get("producer_epoch", -1) if ctx.version >= 3 else -1
-        err, pid, epoch = self.init(
-            tid,
-            timeout,
-            broker_id=ctx.broker_id,
-            expected_producer_id=expected_pid,
-            expected_epoch=expected_epoch,
-        )
-        if err == ErrorCode.PRODUCER_FENCED:
-            err = fenced_error(ctx.version, 4)
-        return {"error_code": err, "producer_id": pid, "producer_epoch": epoch}
 
     def init(
         self,

@@ -8,14 +8,14 @@ it saw while active; ``fired``: requests it acted on). Rules are built fluently:
 
     cluster.faults.on("Produce", topic="orders").times(2).error("NOT_LEADER_OR_FOLLOWER")
 
-``on(...)`` makes a rule; trigger methods (``once``, ``times``, ``nth``, ``every_time`` /
-``keep``, ``with_probability``, ``between``, ``for_ms``, ``after``, ``after_event``) shape
+``on(...)`` makes a rule; trigger methods (``once``, ``times``, ``nth``, ``every_time``,
+``with_probability``, ``between``, ``for_ms``, ``after``, ``after_event``) shape
 it; the first action method (``error``, ``delay``, ``throttle``, ``drop_connection``,
 ``never_respond``, ``partial_trailing_batch``, ``corrupt_batch``, ``handler``,
 ``observe``) adds it to the cluster, and further action methods chain more actions. So put
 trigger methods before the first action.
 
-:class:`FaultEngine` lives in the cluster state (``state.extensions["faults"]``) and is
+:class:`FaultEngine` lives in the cluster state (``state.faults``) and is
 consulted for every request by the server: :meth:`FaultEngine.candidates` lists the active
 rules whose match fits; :meth:`FaultEngine.decide` applies a rule's trigger (counts the
 match, draws the seeded probability) and says whether it fires. Rules whose actions edit
@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import itertools
 import random
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockkafka.errors import ConfigError, ErrorCode
 from mockkafka.faults.model import (
     EVENTS,
+    RECORD_RESPONSE_APIS,
     Action,
     CorruptBatch,
     CustomHandler,
@@ -53,6 +53,10 @@ from mockkafka.faults.model import (
     Trigger,
     check_count,
 )
+
+if TYPE_CHECKING:
+    from mockkafka.cluster.state import ClusterState
+    from mockkafka.server.waits import Seen, Waits
 
 T = TypeVar("T")
 
@@ -97,6 +101,7 @@ class Rule:
         self._times_set = False
         self._install: Callable[[Rule], None] | None = None
         self._remove: Callable[[Rule], None] | None = None
+        self._waits: Waits | None = None
         self.installed = False
 
     # -- identity and display ---------------------------------------------------------------
@@ -164,8 +169,6 @@ class Rule:
         self._times_set = True
         return self._set(times=None, nth=None)
 
-    keep = every_time
-
     def with_probability(self, p: float, *, seed: int | None = None) -> Rule:
         """Fire on each match with probability ``p``, drawn from ``random.Random(seed)``.
 
@@ -209,6 +212,13 @@ class Rule:
         """Add an action (and the rule to its cluster, if not yet added)."""
         if not isinstance(action, Action):
             raise ConfigError(f"action must be a mockkafka.faults action, got {action!r}")
+        apis = self.match.api
+        if action.needs_data and "*" not in apis and not set(apis) & set(RECORD_RESPONSE_APIS):
+            raise ConfigError(
+                f"{type(action).__name__} edits record data, which only "
+                f"{' and '.join(RECORD_RESPONSE_APIS)} responses carry; this rule is on "
+                f"{', '.join(apis)}, so it could never fire"
+            )
         self.actions = (*self.actions, action)
         if not self.installed and self._install is not None:
             self._install(self)
@@ -250,19 +260,38 @@ class Rule:
         if self._remove is not None:
             self._remove(self)
 
-    def wait_fired(self, count: int = 1, *, timeout: float = 10.0) -> int:
-        """Block (sync clusters) until the rule fired ``count`` times; returns ``fired``.
+    def _fired_probe(self, count: int) -> tuple[Callable[[], Seen[int]], str]:
+        from mockkafka.server.waits import Seen
 
-        Raises TimeoutError after ``timeout`` seconds.
+        check_count(count, "count")
+
+        def probe() -> Seen[int]:
+            return Seen(self.fired >= count, self.fired, f"fired {self.fired}x, {self}")
+
+        return probe, f"{self.name}.wait_fired(count={count})"
+
+    def _require_waits(self) -> Waits:
+        if self._waits is None:
+            from mockkafka.server.waits import Waits
+
+            self._waits = Waits.inline()
+        return self._waits
+
+    def wait_fired(self, count: int = 1, *, timeout: float = 10.0) -> int:
+        """Block until the rule fired ``count`` times; returns how often it fired.
+
+        Raises WaitTimeout (showing the counters) after ``timeout`` seconds. From async code
+        or the trio cluster use ``await rule.wait_fired_async(...)``.
         """
-        deadline = time.monotonic() + timeout
-        while self.fired < count:
-            if time.monotonic() >= deadline:
-                raise TimeoutError(
-                    f"{self.name} fired {self.fired} of {count} times within {timeout} s"
-                )
-            time.sleep(0.005)
-        return self.fired
+        probe, what = self._fired_probe(count)
+        return self._require_waits().wait(
+            probe, timeout=timeout, what=what, async_name="rule.wait_fired_async(...)"
+        )
+
+    async def wait_fired_async(self, count: int = 1, *, timeout: float = 10.0) -> int:
+        """The awaitable form of :meth:`wait_fired` (trio or asyncio)."""
+        probe, what = self._fired_probe(count)
+        return await self._require_waits().wait_async(probe, timeout=timeout, what=what)
 
 
 class FaultEngine:
@@ -373,12 +402,22 @@ class Faults:
     """``cluster.faults``: make, list and remove rules on a cluster.
 
     ``run`` executes a function on the loop that owns the cluster (the sync ``Cluster``
-    hops threads; sans-IO callers pass ``lambda f: f()``).
+    hops threads; sans-IO callers pass ``lambda f: f()``); ``waits`` serves
+    ``rule.wait_fired``; ``state``, when given, lets :meth:`on` refuse rules that could
+    never fire on this cluster (``broker=7`` on 3 brokers).
     """
 
-    def __init__(self, engine: FaultEngine, run: Callable[[Callable[[], Any]], Any]) -> None:
+    def __init__(
+        self,
+        engine: FaultEngine,
+        run: Callable[[Callable[[], Any]], Any],
+        waits: Waits | None = None,
+        state: ClusterState | None = None,
+    ) -> None:
         self.engine = engine
         self._run = run
+        self._waits = waits
+        self._state = state
 
     def on(
         self,
@@ -408,18 +447,43 @@ class Faults:
             client_id=client_id,
             connection=connection,
         )
+        self._check_can_fire(m)
         rule = Rule(m)
         self.attach(rule)
         return rule
+
+    def _check_can_fire(self, m: Match) -> None:
+        """Refuse a match no request to this cluster can ever have."""
+        if self._state is not None and m.broker is not None:
+            brokers = sorted(self._state.brokers)
+            unknown = [b for b in m.broker if b not in brokers]
+            if unknown:
+                raise ConfigError(
+                    f"broker={unknown[0]}: this cluster has brokers {brokers}, so the rule "
+                    "could never fire"
+                )
+        if m.versions is not None and "*" not in m.api:
+            from mockkafka.protocol.apis import api as lookup_api
+
+            lo, hi = m.versions
+            for name in m.api:
+                a = lookup_api(name)
+                if hi < a.min_version or lo > a.max_version:
+                    raise ConfigError(
+                        f"versions={m.versions}: {name} has versions {a.min_version}.."
+                        f"{a.max_version}, so the rule could never fire"
+                    )
 
     def attach(self, rule: Rule) -> Rule:
         """Let ``rule`` add itself here on its first action (used by ``on``)."""
         rule._install = lambda r: self._run(lambda: self.engine.add(r))
         rule._remove = lambda r: self._run(lambda: self.engine.remove(r))
+        rule._waits = self._waits
         return rule
 
     def add(self, rule: Rule) -> Rule:
         """Add a ready-made rule (e.g. one pasted from a repr)."""
+        self._check_can_fire(rule.match)
         self.attach(rule)
         self._run(lambda: self.engine.add(rule))
         return rule
@@ -443,9 +507,6 @@ class Faults:
         return f"<Faults: {len(self.engine.rules())} rules>"
 
 
-def engine_of(state: Any) -> FaultEngine:
-    """The fault engine of a ClusterState (created on first use)."""
-    eng = state.extensions.get("faults")
-    if eng is None:
-        eng = state.extensions["faults"] = FaultEngine(state.now_ms)
-    return eng  # type: ignore[no-any-return]
+def engine_of(state: ClusterState) -> FaultEngine:
+    """The fault engine of a ClusterState."""
+    return state.faults

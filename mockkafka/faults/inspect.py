@@ -21,11 +21,7 @@ from typing import Any
 
 from mockkafka.faults.model import RequestInfo
 from mockkafka.protocol import records as rec
-
-TOPIC_ARRAYS = ("topics", "topic_data", "responses", "results")
-PARTITION_ARRAYS = ("partitions", "partition_data", "partition_indexes", "partition_responses")
-PARTITION_KEYS = ("partition_index", "index", "partition")
-TOPIC_KEYS = ("name", "topic")
+from mockkafka.protocol.layout import PARTITION_ARRAYS, PARTITION_KEYS, TOPIC_ARRAYS, TOPIC_KEYS
 
 TopicResolver = Callable[[uuid.UUID], str | None]
 

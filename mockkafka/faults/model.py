@@ -346,6 +346,10 @@ class NeverRespond(Action):
     replaces_response = True
 
 
+#: APIs whose responses carry record data (what ``needs_data`` actions edit).
+RECORD_RESPONSE_APIS = ("Fetch", "ShareFetch")
+
+
 @dataclass(frozen=True, slots=True, repr=False)
 class PartialTrailingBatch(Action):
     """Fetch: end a matching partition's records with a batch cut mid-record (as a broker

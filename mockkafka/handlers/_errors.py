@@ -13,25 +13,27 @@ from typing import Any
 
 from mockkafka.protocol.apis import Api
 from mockkafka.protocol.codec import Field, Message, field_in_version, message_fields
+from mockkafka.protocol.layout import (
+    PARTITION_ARRAYS,
+    PARTITION_KEYS,
+    TOPIC_ARRAYS,
+    TOPIC_KEYS,
+    same_meaning,
+)
 
 # Response array name -> request array names it answers, in order of preference.
 _ARRAY_ALIASES = {
-    "responses": ("topic_data", "topics"),
-    "partition_responses": ("partition_data", "partitions"),
-    "results": ("topics", "groups", "resources", "coordinator_keys"),
-    "topics": ("topics", "topic_data"),
-    "partitions": ("partitions", "partition_indexes", "partition_data"),
+    **{name: same_meaning(name, TOPIC_ARRAYS) for name in TOPIC_ARRAYS},
+    **{name: same_meaning(name, PARTITION_ARRAYS) for name in PARTITION_ARRAYS},
+    "results": (*TOPIC_ARRAYS, "groups", "resources", "coordinator_keys"),
     "groups": ("groups", "group_ids", "groups_names"),
     "coordinators": ("coordinator_keys",),
 }
 
-# Response field -> request field that carries the same identity under another name.
+# Response field -> request fields that carry the same identity under another name.
 _ID_ALIASES = {
-    "index": ("index", "partition_index", "partition"),
-    "partition_index": ("partition_index", "partition", "index"),
-    "partition": ("partition", "partition_index", "index"),
-    "name": ("name", "topic"),
-    "topic": ("topic", "name"),
+    **{name: same_meaning(name, PARTITION_KEYS) for name in PARTITION_KEYS},
+    **{name: same_meaning(name, TOPIC_KEYS) for name in TOPIC_KEYS},
     "group_id": ("group_id", "key"),
     "key": ("key",),
 }

@@ -23,11 +23,8 @@ def coordinator_error(ctx: RequestContext, group_id: str) -> ErrorCode:
 
 def client_host(ctx: RequestContext) -> str:
     """``/ip`` of the client, as Kafka shows it (DescribeGroups ``client_host``)."""
-    server = ctx.cluster.extensions.get("server")
-    conn = getattr(server, "connections", {}).get(ctx.connection_id) if server else None
-    peer = getattr(conn, "peer", None)
-    if isinstance(peer, str) and peer != "?":
-        return "/" + peer.rsplit(":", 1)[0]
+    if ctx.peer != "?":
+        return "/" + ctx.peer.rsplit(":", 1)[0]
     return "/127.0.0.1"
 
 

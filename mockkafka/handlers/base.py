@@ -69,6 +69,8 @@ class RequestContext:
     principal: str = "User:ANONYMOUS"
     # Per-connection state that outlives one request (fetch sessions, SASL progress).
     connection_state: dict[str, Any] = field(default_factory=dict)
+    #: The client's address, ``host:port`` ("?" when unknown).
+    peer: str = "?"
 
     @property
     def version(self) -> int:

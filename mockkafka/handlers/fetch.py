@@ -9,13 +9,15 @@ transactions; v0-v3 get message format v0/v1 (down-converted); zstd data to a Fe
 than v10 is UNSUPPORTED_COMPRESSION_TYPE, as in Kafka. Leader epochs (KIP-320):
 FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH, and ``diverging_epoch`` when
 ``last_fetched_epoch`` does not match the log (v12+). Not implemented: follower fetching and
-preferred read replicas (always -1), tiered storage.
+preferred read replicas (always -1), tiered storage. The partition read rules live in
+``cluster/fetch.py``; this module parses the request, long-polls and shapes the response.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from mockkafka.cluster.fetch import read_partition
 from mockkafka.cluster.fetch_sessions import FetchSessionCache, SessionPartition
 from mockkafka.errors import ErrorCode
 from mockkafka.handlers._common import (
@@ -27,10 +29,8 @@ from mockkafka.handlers._common import (
 )
 from mockkafka.handlers.base import Park, RequestContext, Result, handler
 from mockkafka.protocol.codec import Message
-from mockkafka.protocol.compression import UnsupportedCodecError
 
 READ_COMMITTED = 1
-ZSTD = 4
 
 
 def _magic_for(version: int) -> int:
@@ -41,13 +41,8 @@ def _magic_for(version: int) -> int:
     return 2
 
 
-def _is_zstd(batch: bytes) -> bool:
-    """Whether ``batch`` is a zstd-compressed v2 batch (attributes low bits)."""
-    return len(batch) > 22 and batch[16] >= 2 and batch[22] & 0x07 == ZSTD
-
-
 def sessions(ctx: RequestContext) -> FetchSessionCache:
-    caches: dict[int, FetchSessionCache] = ctx.cluster.extensions.setdefault("fetch_sessions", {})
+    caches = ctx.cluster.fetch_sessions
     cache = caches.get(ctx.broker_id)
     if cache is None:
         cache = caches[ctx.broker_id] = FetchSessionCache()
@@ -137,60 +132,39 @@ def _read_all(
             out["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         else:
             err = leader_error(ctx, p, req.get("current_leader_epoch", -1) if v >= 9 else -1)
-            log = p.log
-            out["high_watermark"] = log.high_watermark
-            out["last_stable_offset"] = log.last_stable_offset
-            out["log_start_offset"] = log.log_start_offset
-            offset = req.get("fetch_offset", 0)
+            out["high_watermark"] = p.log.high_watermark
+            out["last_stable_offset"] = p.log.last_stable_offset
+            out["log_start_offset"] = p.log.log_start_offset
             if err != ErrorCode.NONE:
                 out["error_code"] = err
                 if err == ErrorCode.NOT_LEADER_OR_FOLLOWER and v >= 12:
                     out["current_leader"] = current_leader(p)
                     if p.leader >= 0:
                         leaders.add(p.leader)
-            elif offset < log.log_start_offset or offset > log.log_end_offset:
-                out["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
             else:
-                last_epoch = req.get("last_fetched_epoch", -1) if v >= 12 else -1
-                diverged = False
-                if last_epoch >= 0:
-                    e, end = log.end_offset_for_epoch(last_epoch, current_epoch=p.leader_epoch)
-                    if e != last_epoch or end < offset:
-                        out["diverging_epoch"] = {"epoch": e, "end_offset": end}
-                        diverged = True
-                if not diverged:
-                    upto = (
-                        log.last_stable_offset
-                        if isolation == READ_COMMITTED
-                        else log.high_watermark
-                    )
-                    budget = max_bytes - total
-                    limit = min(req.get("partition_max_bytes", 1 << 20), budget)
-                    chunks: list[bytes] = []
-                    zstd = False
-                    if not total or budget > 0:
-                        try:
-                            chunks = log.read(offset, max(limit, 1), upto=upto, magic=magic)
-                        except UnsupportedCodecError:
-                            zstd = True
-                    if v < 10 and (zstd or any(_is_zstd(c) for c in chunks)):
-                        # Fetch < v10 predates zstd (KIP-110): Kafka refuses, never converts.
-                        out["error_code"] = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
-                        chunks = []
-                    if total and chunks and len(chunks[0]) > limit:
-                        # Only the first partition with data may exceed the limits (KIP-74).
-                        chunks = []
-                    size = sum(len(c) for c in chunks)
-                    total += size
-                    out["records"] = chunks
-                    if isolation == READ_COMMITTED and v >= 4:
-                        end = offset + 1
-                        if chunks:
-                            end = upto
-                        out["aborted_transactions"] = [
-                            {"producer_id": pid, "first_offset": first}
-                            for pid, first in log.aborted_in_range(offset, end)
-                        ]
+                read = read_partition(
+                    p,
+                    fetch_offset=req.get("fetch_offset", 0),
+                    last_fetched_epoch=req.get("last_fetched_epoch", -1) if v >= 12 else -1,
+                    read_committed=isolation == READ_COMMITTED,
+                    list_aborted=isolation == READ_COMMITTED and v >= 4,
+                    partition_max_bytes=req.get("partition_max_bytes", 1 << 20),
+                    budget=max_bytes - total,
+                    first=not total,
+                    magic=magic,
+                    zstd_allowed=v >= 10,
+                )
+                out["error_code"] = read.error
+                if read.diverging_epoch is not None:
+                    epoch, end = read.diverging_epoch
+                    out["diverging_epoch"] = {"epoch": epoch, "end_offset": end}
+                if read.chunks:
+                    out["records"] = read.chunks
+                    total += read.size
+                if read.aborted is not None:
+                    out["aborted_transactions"] = [
+                        {"producer_id": pid, "first_offset": first} for pid, first in read.aborted
+                    ]
         if incremental:
             changed = (
                 out["error_code"] != 0

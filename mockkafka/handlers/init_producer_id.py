@@ -9,6 +9,7 @@ coordinator (``cluster.transactions``).
 from __future__ import annotations
 
 from mockkafka.cluster.producers import ProducerIdInfo
+from mockkafka.cluster.transactions import fenced_error
 from mockkafka.errors import ErrorCode
 from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.protocol.codec import Message
@@ -21,7 +22,17 @@ def handle(ctx: RequestContext, request: Message) -> Result:
     c = ctx.cluster
     txn_id = request.get("transactional_id")
     if txn_id is not None:
-        return c.transactions.init_producer_id(ctx, request)
+        v3 = ctx.version >= 3  # v3+ names the producer's current id and epoch (KIP-360)
+        err, pid, epoch = c.transactions.init(
+            txn_id,
+            request.get("transaction_timeout_ms", 0),
+            broker_id=ctx.broker_id,
+            expected_producer_id=request.get("producer_id", -1) if v3 else -1,
+            expected_epoch=request.get("producer_epoch", -1) if v3 else -1,
+        )
+        if err == ErrorCode.PRODUCER_FENCED:
+            err = fenced_error(ctx.version, 4)
+        return {"error_code": err, "producer_id": pid, "producer_epoch": epoch}
     pid = request.get("producer_id", -1)
     epoch = request.get("producer_epoch", -1)
     if pid >= 0 and epoch >= 0:

@@ -127,6 +127,8 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         _requested(ctx, topics_req, False),
         require_stable=require_stable,
     )
+    for t in topics:
+        del t["topic_id"]  # only the v8+ per-group form carries topic ids
     resp: dict[str, Any] = {"topics": topics}
     if v >= 2:
         resp["error_code"] = err

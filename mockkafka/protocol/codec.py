@@ -26,10 +26,18 @@ their default, and unknown tags are skipped on read.
 
 Malformed input raises :class:`~mockkafka.protocol.errors.ProtocolError`, never another
 exception type.
+
+Strict encoding (:func:`set_strict_encode` or ``MOCKKAFKA_STRICT_ENCODE=1``, on in the
+project's own tests) also refuses a
+key that is no field of the message at any version -- a misspelt field would otherwise be
+dropped silently -- with a did-you-mean. Keys of fields other versions carry stay allowed,
+so a handler may fill one dict for every version.
 """
 
 from __future__ import annotations
 
+import difflib
+import os
 import struct
 import uuid
 from collections.abc import Callable
@@ -688,8 +696,11 @@ class MessageCodec:
     def encode_into(self, out: bytearray, message: Message) -> None:
         """Append the encoding of ``message`` to ``out``.
 
-        A value of the wrong type raises ``ValueError`` naming the message and version.
+        A value of the wrong type raises ``ValueError`` naming the message and version; so
+        does an unknown key in strict mode (:func:`set_strict_encode`).
         """
+        if _strict_encode:
+            check_keys(self.name, self.version, message)
         try:
             self._encode(out, message)
         except (struct.error, TypeError, AttributeError, OverflowError) as exc:
@@ -705,6 +716,65 @@ class MessageCodec:
 
 
 _CACHE: dict[tuple[str, int], MessageCodec] = {}
+
+#: Strict from the start when the environment says so (inherited by `mockkafka serve`
+#: subprocesses of the test suite).
+_strict_encode = os.environ.get("MOCKKAFKA_STRICT_ENCODE", "") not in ("", "0")
+
+
+def set_strict_encode(strict: bool) -> bool:
+    """Refuse unknown keys when encoding (True) or ignore them (False, the default);
+    returns the previous setting. The project's tests turn it on for every test."""
+    global _strict_encode
+    previous, _strict_encode = _strict_encode, bool(strict)
+    return previous
+
+
+# message -> {field name: subfields (None for a scalar)}, over every version and segment.
+_KEYS: dict[str, dict[str, Any]] = {}
+
+
+def _merge_keys(tree: dict[str, Any], fields: list[Field]) -> dict[str, Any]:
+    for f in fields:
+        if f[7]:
+            tree[f[0]] = _merge_keys(tree.get(f[0]) or {}, f[7])
+        else:
+            tree.setdefault(f[0], None)
+    return tree
+
+
+def check_keys(name: str, version: int, message: Message) -> None:
+    """Raise ValueError naming any key of ``message`` (nested ones too) that is no field of
+    message ``name`` at any version."""
+    tree = _KEYS.get(name)
+    if tree is None:
+        msg = MESSAGES.get(name)
+        if msg is None:
+            raise KeyError(name)
+        tree = {}
+        for _lo, _hi, _flex, fields in msg["segments"]:
+            _merge_keys(tree, fields)
+        _KEYS[name] = tree
+    _check(tree, message, f"{name} v{version}", "")
+
+
+def _check(tree: dict[str, Any], value: Any, where: str, path: str) -> None:
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            _check(tree, item, where, f"{path}[{i}]")
+        return
+    if not isinstance(value, dict):
+        return
+    for key, item in value.items():
+        if key not in tree:
+            close = difflib.get_close_matches(str(key), list(tree), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(
+                f"cannot encode {where}: unknown field {path + '.' if path else ''}{key}{hint}"
+            )
+        sub = tree[key]
+        if sub is not None:
+            _check(sub, item, where, f"{path}.{key}" if path else str(key))
 
 
 def codec(name: str, version: int) -> MessageCodec:

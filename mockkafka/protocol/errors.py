@@ -1,7 +1,15 @@
-"""Errors raised by the sans-IO protocol layer."""
+"""Errors raised by the sans-IO protocol layer, and the base class of every mockkafka error.
+
+:class:`MockKafkaError` lives here, at the bottom of the import graph, so every layer can
+derive from it; the public name is ``mockkafka.MockKafkaError``.
+"""
 
 
-class ProtocolError(Exception):
+class MockKafkaError(Exception):
+    """Base class of the exceptions mockkafka raises to a test author."""
+
+
+class ProtocolError(MockKafkaError):
     """Bytes that are not valid Kafka protocol.
 
     The server answers by closing the connection (framing, request bodies) or with

@@ -28,11 +28,11 @@ rules that fired are recorded in the exchange's ``faults``.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import trio
 
-from mockkafka.cluster.traffic import Exchange
 from mockkafka.errors import ErrorCode
 from mockkafka.faults.engine import FaultEngine, Rule
 from mockkafka.faults.inspect import (
@@ -56,9 +56,13 @@ from mockkafka.handlers.base import NO_RESPONSE, RequestContext, error_response
 from mockkafka.protocol import records as rec
 from mockkafka.protocol.codec import field_names
 from mockkafka.protocol.framing import Request
+from mockkafka.server.connection import RECEIVE_SIZE, CloseConnection
+from mockkafka.server.traffic import Exchange
 
 if TYPE_CHECKING:
-    from mockkafka.server.runtime import ClusterServer, Connection
+    from mockkafka.cluster.state import ClusterState
+    from mockkafka.server.connection import Connection
+    from mockkafka.server.runtime import ClusterServer
 
 #: APIs whose partition-level errors must keep the claimed partitions from being applied.
 STATE_CHANGING = frozenset(
@@ -78,9 +82,11 @@ STATE_CHANGING = frozenset(
 _MISSING: Any = object()
 
 
-def _resolver(server: ClusterServer) -> Any:
+def topic_resolver(state: ClusterState) -> Callable[[uuid.UUID], str | None]:
+    """Topic id -> name in ``state`` (None for an unknown id)."""
+
     def resolve(tid: uuid.UUID) -> str | None:
-        t = server.state.topics_by_id.get(tid)
+        t = state.topics_by_id.get(tid)
         return t.name if t is not None else None
 
     return resolve
@@ -90,15 +96,13 @@ async def apply_faults(
     server: ClusterServer, conn: Connection, ctx: RequestContext, req: Request, ex: Exchange
 ) -> bytes | None:
     """The server's fault hook: run the request through the fault rules (see module doc)."""
-    from mockkafka.server.runtime import CloseConnection
-
     spec = server.handlers[ctx.header.api_key]
     body: dict[str, Any] = req.body or {}
-    engine: FaultEngine | None = server.state.extensions.get("faults")
+    engine: FaultEngine = server.state.faults
     if not engine:
         return server.finish(ex, ctx, await server.run_handler(spec, ctx, body))
-    resolve = _resolver(server)
-    info = request_info(
+    resolve = topic_resolver(server.state)
+    info = ex.info or request_info(
         ctx.api.name,
         ctx.version,
         body,
@@ -188,8 +192,6 @@ async def apply_faults(
 async def _wait_until_closed(conn: Connection) -> None:
     """Park a never-answered request until the client hangs up (reading and dropping
     whatever else it sends on this connection), then close."""
-    from mockkafka.server.runtime import RECEIVE_SIZE, CloseConnection
-
     while True:
         try:
             data = await conn.stream.receive_some(RECEIVE_SIZE)

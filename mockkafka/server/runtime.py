@@ -26,15 +26,13 @@ import logging
 import math
 import traceback
 from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass, field
 from typing import Any
 
 import trio
 
 from mockkafka.cluster.state import TIMERS_CHANGED, ClusterState
-from mockkafka.cluster.traffic import Exchange, TrafficLog
 from mockkafka.errors import ErrorCode
-from mockkafka.faults.engine import engine_of
+from mockkafka.faults.inspect import request_info
 from mockkafka.handlers._quotas import THROTTLED_UNTIL, apply_quotas
 from mockkafka.handlers.base import (
     NO_RESPONSE,
@@ -48,33 +46,12 @@ from mockkafka.handlers.base import (
 from mockkafka.protocol.apis import API_VERSIONS_KEY
 from mockkafka.protocol.errors import ProtocolError
 from mockkafka.protocol.framing import NEED_DATA, Request, ServerConnection
-from mockkafka.server.faults import apply_faults
+from mockkafka.server.connection import RECEIVE_SIZE, CloseConnection, Connection
+from mockkafka.server.faults import apply_faults, topic_resolver
+from mockkafka.server.traffic import Exchange, TrafficLog
+from mockkafka.server.waits import StateSignal
 
 log = logging.getLogger("mockkafka.server")
-
-RECEIVE_SIZE = 256 * 1024
-
-
-class CloseConnection(Exception):
-    """Raised inside dispatch to close the connection (after sending ``pending`` bytes)."""
-
-    def __init__(self, reason: str, pending: bytes = b"") -> None:
-        super().__init__(reason)
-        self.pending = pending
-
-
-@dataclass(slots=True)
-class Connection:
-    """One client connection to one broker."""
-
-    id: int
-    broker_id: int
-    stream: trio.SocketStream
-    peer: str
-    state: dict[str, Any] = field(default_factory=dict)
-    # Earliest time (trio clock) the next request may be answered (KIP-219 throttling).
-    muted_until: float = 0.0
-
 
 # A fault hook sees each request before the handler and may answer instead, or change the
 # response. It returns None to let the request through untouched. See faults/.
@@ -98,7 +75,12 @@ class ClusterServer:
         self.host = host
         self.ports = dict(ports or {})
         self.traffic = traffic or TrafficLog()
+        #: Notified after each request step, timer run and verb: what waits sleep on.
+        self.signal = StateSignal()
+        self.traffic.signal = self.signal
         self.errors: list[BaseException] = []
+        #: True once every broker listened (ports are known).
+        self.started = False
         self.connections: dict[int, Connection] = {}
         self._conn_ids = itertools.count(1)
         self._waiters: dict[Hashable, set[trio.Event]] = {}
@@ -107,10 +89,8 @@ class ClusterServer:
         self._nursery: trio.Nursery | None = None
         self._timer_wake = trio.Event()
         self.handlers = load_handlers()
-        engine_of(state)  # rules may be added before the first request
         self.fault_hook: FaultHook | None = apply_faults
         state.add_waker(self._wake)
-        state.extensions["server"] = self
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -122,6 +102,7 @@ class ClusterServer:
                 if broker.running:
                     await nursery.start(self._serve_broker, node_id)
             nursery.start_soon(self._run_timers)
+            self.started = True
             task_status.started()
 
     async def _serve_broker(
@@ -165,6 +146,7 @@ class ClusterServer:
         scope = self._broker_scopes.pop(node_id, None)
         if scope is not None:
             scope.cancel()
+        self.signal.notify()
 
     async def start_broker(self, node_id: int) -> None:
         """Reopen a stopped broker on its old port (a running broker is left alone)."""
@@ -179,6 +161,7 @@ class ClusterServer:
             await done.wait()
         await self._nursery.start(self._serve_broker, node_id)
         self.state.start_broker(node_id)
+        self.signal.notify()
 
     # -- wake-ups and timers ------------------------------------------------------------------
 
@@ -207,6 +190,7 @@ class ClusterServer:
                 self.state.run_timers()
             except Exception as exc:
                 self._record_error(exc)
+            self.signal.notify()
 
     async def wait_for_keys(self, keys: tuple[Hashable, ...], deadline_ms: int) -> bool:
         """Wait until one of ``keys`` is notified (False) or ``deadline_ms`` passes (True)."""
@@ -315,6 +299,16 @@ class ClusterServer:
             api=spec.api,
             now_ms=now,
             connection_state=conn.state,
+            peer=conn.peer,
+        )
+        info = request_info(
+            spec.api.name,
+            hdr.api_version,
+            req.body,
+            broker_id=conn.broker_id,
+            connection_id=conn.id,
+            client_id=hdr.client_id,
+            resolve=topic_resolver(self.state),
         )
         ex = self.traffic.start(
             time_ms=now,
@@ -326,6 +320,7 @@ class ClusterServer:
             version=hdr.api_version,
             correlation_id=hdr.correlation_id,
             request=req.body,
+            info=info,
         )
         if self.fault_hook is not None:
             return await self.fault_hook(self, conn, ctx, req, ex)  # type: ignore[no-any-return]
@@ -338,15 +333,18 @@ class ClusterServer:
         """Run a handler to completion (following Park), turning bugs into an error reply."""
         try:
             result = spec.fn(ctx, body)
+            self.signal.notify()
             while isinstance(result, Park):
                 timed_out = await self.wait_for_keys(result.keys, result.deadline_ms)
                 ctx.now_ms = self.state.now_ms()
                 result = result.resume(timed_out)
+                self.signal.notify()
             apply_quotas(ctx, body, result)
         except trio.Cancelled:
             raise
         except Exception as exc:
             self._record_error(exc)
+            self.signal.notify()
             return error_response(ctx, body, ErrorCode.UNKNOWN_SERVER_ERROR)
         return result
 

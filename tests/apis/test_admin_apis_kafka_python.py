@@ -72,7 +72,7 @@ def test_describe_metadata_quorum_reports_the_controller_as_leader_and_voter(
 def test_alter_replica_log_dirs_accepts_the_broker_dir_and_refuses_another(
     cluster: mockkafka.Cluster,
 ) -> None:
-    cluster.create_topic("t", 1, 2)
+    cluster.create_topic("t", partitions=1, replication_factor=2)
     admin = _admin(cluster)
     try:
         ok = admin.alter_replica_log_dirs(

@@ -73,6 +73,9 @@ def test_faults_block_runs_against_the_cluster_it_assumes() -> None:
         assert len(cluster.faults.rules()) == 7
         assert cluster.topic("orders").partition(0).log_start_offset == 100
         assert cluster.topic("orders").partition(0).high_watermark == 100
+        # No client runs after the block, so its rules never fire: the cluster says so.
+        assert len(cluster.unfired_rules()) == 7
+        cluster.faults.clear()
 
 
 def test_groups_block_runs_against_the_cluster_it_assumes(

@@ -41,7 +41,8 @@ from mockkafka.protocol import records as rec
 def _faults() -> tuple[Faults, FaultEngine, ManualClock]:
     clock = ManualClock()
     engine = FaultEngine(clock.now_ms)
-    return Faults(engine, lambda f: f()), engine, clock
+    state = ClusterState(ClusterConfig(brokers=3), clock=clock)
+    return Faults(engine, lambda f: f(), state=state), engine, clock
 
 
 def _fire(engine: FaultEngine, info: RequestInfo) -> list[str]:
@@ -94,7 +95,7 @@ def test_every_time_and_keep_fire_until_removed() -> None:
     rule.remove()
     assert _fire(engine, info) == []
     assert rule.fired == 20
-    kept = faults.on("Fetch").keep().observe()
+    kept = faults.on("Fetch").every_time().observe()
     assert all(_fire(engine, info) for _ in range(3)) and kept.fired == 3
 
 
@@ -337,6 +338,12 @@ def test_a_rule_pasted_from_its_repr_can_be_added() -> None:
         (lambda f: f.on("Produce").between(50, 10), ["end_ms"]),
         (lambda f: f.on("Produce").handler(42), ["callable"]),  # type: ignore[arg-type]
         (lambda f: f.on("Produce").error(6, level="topic"), ["level"]),  # type: ignore[arg-type]
+        # Rules that could never fire are refused when made.
+        (lambda f: f.on("Produce").partial_trailing_batch(), ["only Fetch", "on Produce"]),
+        (lambda f: f.on("Metadata").corrupt_batch(), ["only Fetch", "never fire"]),
+        (lambda f: f.on("Fetch", broker=7), ["broker=7", "brokers [1, 2, 3]", "never fire"]),
+        (lambda f: f.on("Fetch", broker=[1, 4]), ["broker=4"]),
+        (lambda f: f.on("Fetch", versions=(40, 50)), ["versions=(40, 50)", "Fetch has versions"]),
     ],
 )
 def test_bad_input_raises_config_error_naming_the_argument(make: Any, words: list[str]) -> None:
@@ -361,6 +368,6 @@ def test_only_one_response_replacing_rule_fires_per_request() -> None:
     fired, deferred = engine.select(PRODUCE_ORDERS_0)
     assert fired == [a, c] and deferred == []
     assert b.matched == 0
-    data_rule = faults.on("Produce").partial_trailing_batch()
+    data_rule = faults.on("*").partial_trailing_batch()
     assert engine.select(PRODUCE_ORDERS_0)[1] == [data_rule]
     assert data_rule.matched == 0  # decided only once a response with records exists

@@ -4,7 +4,6 @@ Other interop test modules import from here, so keep it small and stable:
 
 * ``cluster`` -- a fresh, started ``mockkafka.Cluster(brokers=3)`` per test;
 * :func:`unique` -- a topic/group name no other test (or xdist worker) uses;
-* :func:`wait_until` -- a bounded wait for a condition (count and time);
 * :data:`CODECS` -- the compression codecs every client must round-trip;
 * :func:`keyed_messages` -- ``n`` deterministic (key, value) pairs.
 """
@@ -13,16 +12,12 @@ from __future__ import annotations
 
 import itertools
 import os
-import time
 import uuid
-from collections.abc import Callable, Iterator
-from typing import TypeVar
+from collections.abc import Iterator
 
 import pytest
 
 import mockkafka
-
-T = TypeVar("T")
 
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 
@@ -32,22 +27,6 @@ _counter = itertools.count()
 def unique(prefix: str = "t") -> str:
     """A legal, never-reused topic or group name (unique across xdist workers)."""
     return f"{prefix}-{os.getpid()}-{next(_counter)}-{uuid.uuid4().hex[:6]}"
-
-
-def wait_until(
-    condition: Callable[[], T], *, timeout: float = 10.0, interval: float = 0.02, what: str = ""
-) -> T:
-    """Call ``condition`` until it returns something truthy (returned) or ``timeout`` passes
-    (AssertionError naming ``what``)."""
-    deadline = time.monotonic() + timeout
-    for _ in range(int(timeout / interval) + 2):
-        got = condition()
-        if got:
-            return got
-        if time.monotonic() >= deadline:
-            break
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what or condition!r}")
 
 
 def keyed_messages(n: int, *, tag: str = "") -> list[tuple[bytes, bytes]]:

@@ -23,7 +23,7 @@ from confluent_kafka.admin import (
 )
 
 import mockkafka
-from tests.interop.conftest import unique, wait_until
+from tests.interop.conftest import unique
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
 
@@ -97,7 +97,7 @@ def test_confluent_create_partitions_with_assignment(cluster: mockkafka.Cluster)
     fs = a.create_partitions([NewPartitions(name, 4, replica_assignment=[[3, 1], [2, 3]])])
     assert fs[name].result(T) is None
     t = cluster.topic(name)
-    assert [p.replicas for p in t.partitions[2:]] == [[3, 1], [2, 3]]
+    assert [p.replicas for p in t.partitions[2:]] == [(3, 1), (2, 3)]
     assert [p.leader for p in t.partitions[2:]] == [3, 2]
     with pytest.raises(KafkaException) as err:
         a.create_partitions([NewPartitions(name, 3)])[name].result(T)
@@ -256,10 +256,7 @@ def test_confluent_consumer_validates_position_after_leader_change(
             cluster.produce(name, f"b{i}")
         poll_until(8)
         assert got == [b"a0", b"a1", b"a2", b"a3", b"a4", b"b0", b"b1", b"b2"]
-        exchanges = wait_until(
-            lambda: cluster.traffic.requests("OffsetForLeaderEpoch"),
-            what="an OffsetForLeaderEpoch request",
-        )
+        exchanges = cluster.traffic.wait_for("OffsetForLeaderEpoch")
         answered = [
             p
             for ex in exchanges

@@ -334,7 +334,7 @@ def test_admin_list_offsets_by_timestamp_earliest_latest(
     cluster.create_topic(topic, partitions=1)
     for i in range(10):
         cluster.produce(topic, f"v{i}", timestamp=1_000_000 + i * 1000)
-    cluster.delete_records_before(topic, 0, offset=2)
+    cluster.delete_records(topic, 0, before_offset=2)
     tp = TopicPartition(topic, 0)
     specs = {
         "earliest": OffsetSpec.earliest(),

@@ -175,12 +175,8 @@ def test_acks_zero_gets_no_response_but_records_land(cluster: mockkafka.Cluster)
         p.flush(10)
     finally:
         p.close(timeout=5)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and cluster.topic(topic).partition(0).high_watermark < 100:
-        time.sleep(0.02)
-    assert [r.value for r in cluster.topic(topic).records()] == [
-        f"v{i}".encode() for i in range(100)
-    ]
+    records = cluster.wait_for_records(topic, partition=0, count=100)
+    assert [r.value for r in records] == [f"v{i}".encode() for i in range(100)]
     produce = cluster.traffic.requests("Produce")
     assert produce and all(ex.no_response for ex in produce)
 

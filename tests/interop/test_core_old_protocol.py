@@ -149,7 +149,7 @@ def test_old_list_offsets_reports_beginning_and_end(cluster: mockkafka.Cluster) 
     cluster.create_topic(topic, partitions=1)
     for i in range(7):
         cluster.produce(topic, f"v{i}")
-    cluster.delete_records_before(topic, 0, offset=2)
+    cluster.delete_records(topic, 0, before_offset=2)
     c = _consumer(cluster)
     tp = TopicPartition(topic, 0)
     try:

@@ -15,7 +15,7 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
 import mockkafka
 from mockkafka.errors import ErrorCode
-from tests.interop.conftest import requires_apis, unique, wait_until
+from tests.interop.conftest import requires_apis, unique
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
 
@@ -304,7 +304,7 @@ def test_offset_out_of_range_after_retention_follows_auto_offset_reset(
     cluster.create_topic(topic, partitions=1, replication_factor=3)
     for v in _values(30):
         cluster.produce(topic, v)
-    assert cluster.delete_records_before(topic, 0, offset=20) == 20
+    assert cluster.delete_records(topic, 0, before_offset=20) == 20
     c = _consumer(cluster, **{"auto.offset.reset": "earliest"})
     try:
         c.assign([TopicPartition(topic, 0, 5)])  # below the log start offset
@@ -404,4 +404,4 @@ def test_every_client_matching_a_wildcard_can_be_starved(cluster: mockkafka.Clus
         ok.flush(5)
     assert _stored(cluster, topic) == [b"y"]
     assert all(ex.response is None for ex in cluster.traffic.requests(client_id="svc-*"))
-    wait_until(lambda: rule.fired >= 1, what="the rule fired")
+    rule.wait_fired()

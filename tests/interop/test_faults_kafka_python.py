@@ -223,7 +223,7 @@ def test_offset_out_of_range_after_retention_follows_auto_offset_reset(
     topic = _topic(cluster)
     for v in _values(30):
         cluster.produce(topic, v)
-    cluster.delete_records_before(topic, 0, offset=20)
+    cluster.delete_records(topic, 0, before_offset=20)
     c = _consumer(cluster, auto_offset_reset="earliest")
     try:
         c.assign([TopicPartition(topic, 0)])

@@ -25,7 +25,7 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer
 
 import mockkafka
-from mockkafka.cluster.groups import GroupView
+from mockkafka import GroupView
 from tests.interop._groups_helpers import (
     consumer_process,
     group_cluster,

@@ -22,7 +22,6 @@ from tests.interop.conftest import (
     source_and_sink,
     txn_partitions,
     unique,
-    wait_until,
 )
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(30)]
@@ -306,7 +305,7 @@ def test_transaction_left_open_times_out_and_is_aborted(
         p.produce(a, value=b"hung", partition=1)
         p.produce(b, value=b"hung", partition=0)
         p.flush(10)
-        txn = cluster.wait_for_transaction(tid, lambda t: t.state == "CompleteAbort", timeout=5)
+        txn = cluster.wait_for_transaction(tid, state="CompleteAbort", timeout=5)
         assert txn.last is not None and txn.last.reason == "timeout"
         assert cluster.topic(a).partition(1).last_stable_offset == 2
         with pytest.raises(KafkaException) as info:
@@ -363,15 +362,15 @@ def test_client_follows_a_moved_transaction_coordinator_and_retries_concurrent_t
     tid = unique("tx")
     p = _producer(cluster, tid)
     try:
-        old = cluster.transaction_coordinator(tid)
+        old = cluster.coordinator(transactional_id=tid)
         new = old % 3 + 1
         p.begin_transaction()
         p.produce(a, value=b"one", partition=0)
         p.flush(10)
-        cluster.move_transaction_coordinator(tid, to=new)
+        cluster.move_coordinator(transactional_id=tid, to=new)
         p.commit_transaction(10)
         assert cluster.transaction(tid).coordinator == new
-        cluster.delay_transaction_markers(300)
+        cluster.delay_transaction_markers(ms=300)
         p.begin_transaction()
         p.produce(b, value=b"two", partition=0)
         p.commit_transaction(10)
@@ -380,7 +379,7 @@ def test_client_follows_a_moved_transaction_coordinator_and_retries_concurrent_t
         p.commit_transaction(10)
     finally:
         _close(p)
-    wait_until(lambda: cluster.transaction(tid).committed_count == 3, what="three commits")
+    cluster.wait_for_transaction(tid, where=lambda t: t.committed_count == 3)
     ends = [
         e
         for e in cluster.traffic.requests(api="AddPartitionsToTxn")
@@ -404,7 +403,7 @@ def test_transaction_survives_its_coordinator_broker_stopping(
         p.begin_transaction()
         p.produce(a, value=b"before-failover", partition=0)
         p.flush(10)
-        old = cluster.transaction_coordinator(tid)
+        old = cluster.coordinator(transactional_id=tid)
         cluster.stop_broker(old)
         p.produce(a, value=b"after-failover", partition=0)
         p.commit_transaction(15)

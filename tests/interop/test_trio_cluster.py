@@ -112,7 +112,7 @@ async def test_long_poll_fetch_wakes_as_soon_as_data_arrives() -> None:
         c = await TrioClient.connect(cluster)
         try:
             await c.send("Fetch", 11, fetch_body("t", 0, max_wait_ms=10_000))
-            await trio.sleep(0.2)
+            await cluster.traffic.wait_for_async("Fetch")  # the Fetch is parked now
             t0 = trio.current_time()
             cluster.produce("t", b"wake")
             resp = await c.response()

@@ -479,3 +479,21 @@ def test_struct_packing_of_fixed_runs_matches_field_by_field_encoding() -> None:
     data = codec("FetchResponse", 4).encode({"responses": [{"topic": "", "partitions": [msg]}]})
     expected = struct.pack(">ihqq", 1, 2, 3, 4)
     assert expected in data
+
+
+def test_strict_encode_refuses_a_misspelt_field_and_names_its_path() -> None:
+    from mockkafka.protocol.codec import set_strict_encode
+
+    assert set_strict_encode(True) is True  # the suite runs strict (tests/conftest.py)
+    c = codec("MetadataResponse", 12)
+    with pytest.raises(ValueError, match=r"unknown field throtle_time_ms \(did you mean"):
+        c.encode({"throtle_time_ms": 1})
+    with pytest.raises(ValueError, match=r"topics\[0\]\.partitions\[0\]\.leader .*'leader_id'"):
+        c.encode({"topics": [{"name": "a", "partitions": [{"partition_index": 0, "leader": 1}]}]})
+    # A field another version carries is fine: handlers fill one dict for every version.
+    assert codec("MetadataResponse", 0).encode({"throttle_time_ms": 5, "cluster_id": "x"})
+    previous = set_strict_encode(False)
+    try:
+        assert c.encode({"throtle_time_ms": 1}) == c.encode({})  # lenient: dropped
+    finally:
+        set_strict_encode(previous)

@@ -7,22 +7,37 @@ from typing import TypeVar
 
 import pytest
 
-from mockkafka._verbs_transactions import TransactionsVerbs
+from mockkafka import TransactionView, WaitTimeout
+from mockkafka._api.verbs import ClusterVerbs
 from mockkafka.cluster.state import ClusterState
 from mockkafka.errors import ConfigError, ErrorCode, KafkaApiError
+from mockkafka.server.waits import Waits
 from tests.transactions.conftest import Harness
 
 T = TypeVar("T")
 
 
-class Verbs(TransactionsVerbs):
-    """The verbs mixin over a bare state, as the Cluster runs them on its loop."""
+class Verbs(ClusterVerbs):
+    """The verbs over a bare state, as the Cluster runs them on its loop."""
 
     def __init__(self, state: ClusterState) -> None:
         self._state = state
 
     def _call(self, fn: Callable[[], T]) -> T:
         return fn()
+
+    _read = _call
+
+    def wait_for_transaction(
+        self,
+        transactional_id: str,
+        *,
+        state: str | None = None,
+        where: Callable[[TransactionView], bool] | None = None,
+        timeout: float = 10.0,
+    ) -> TransactionView:
+        probe, what = self._transaction_probe(transactional_id, state, where)
+        return Waits.inline().wait(probe, timeout=timeout, what=what, async_name="-")
 
 
 def _ongoing(h: Harness, tid: str) -> tuple[int, int]:
@@ -56,7 +71,7 @@ def test_unknown_ids_and_bad_arguments_raise_at_once(h: Harness) -> None:
     with pytest.raises(ConfigError):
         v.transactions(state="Running")
     with pytest.raises(ConfigError):
-        v.delay_transaction_markers(-1)
+        v.delay_transaction_markers(ms=-1)
 
 
 def test_abort_transaction_keeps_the_epoch_so_the_commit_is_refused(h: Harness) -> None:
@@ -88,15 +103,17 @@ def test_move_transaction_coordinator_and_marker_delay(h: Harness) -> None:
     v = Verbs(h.state)
     pid, epoch = _ongoing(h, "t1")
     new = h.txn_coordinator("t1") % 3 + 1
-    v.move_transaction_coordinator("t1", to=new)
-    assert v.transaction_coordinator("t1") == new == v.transaction("t1").coordinator
-    v.delay_transaction_markers(50)
+    v.move_coordinator(transactional_id="t1", to=new)
+    assert v.coordinator(transactional_id="t1") == new == v.transaction("t1").coordinator
+    v.delay_transaction_markers(ms=50)
     assert h.end("t1", pid, epoch, True) == 0
     assert v.transaction("t1").state == "PrepareCommit"
     h.clock.advance(50)
     h.state.run_timers()
-    assert v.wait_for_transaction("t1", lambda t: t.committed_count == 1, timeout=1).state == (
-        "CompleteCommit"
-    )
-    with pytest.raises(AssertionError, match="did not reach"):
-        v.wait_for_transaction("t1", lambda t: t.ongoing, timeout=0.05)
+    assert v.wait_for_transaction(
+        "t1", where=lambda t: t.committed_count == 1, timeout=1
+    ).state == ("CompleteCommit")
+    with pytest.raises(
+        WaitTimeout, match=r"not reached within 0\.05 s; last seen: 't1' CompleteCommit"
+    ):
+        v.wait_for_transaction("t1", where=lambda t: t.ongoing, timeout=0.05)

@@ -5,26 +5,35 @@ decoded request and response, the fault rules that fired). :class:`TrafficLog` k
 newest ``maxlen`` of them and filters them; ``to_jsonl`` / ``write_jsonl`` write them one
 JSON object per line (bytes become ``{"bytes": N}`` summaries, UUIDs strings).
 
-The log is written by the cluster's loop and read by tests from any thread: every change
-is signalled on a :class:`threading.Condition`, so :meth:`TrafficLog.wait_for` ("until the
-client sent 3 Metadata requests, at most 5 s") sleeps instead of polling.
-:meth:`TrafficLog.wait_for_async` is the trio flavour (never block the loop that serves the
-cluster with the sync one).
+Queries are strict: API names are checked (a misspelling raises ConfigError with a
+did-you-mean instead of matching nothing), and ``topic``, ``partition``, ``group``,
+``transactional_id``, ``client_id`` filter exactly as fault rules match (see
+:class:`~mockkafka.faults.model.Match`).
+
+The log is written by the cluster's loop and read by tests from any thread. Every record
+notifies the cluster's :class:`~mockkafka.server.waits.StateSignal`, so
+:meth:`TrafficLog.wait_for` ("until the client sent 3 Metadata requests, at most 5 s")
+sleeps until something happens; :meth:`TrafficLog.wait_for_async` is its awaitable form
+(trio or asyncio).
 """
 
 from __future__ import annotations
 
 import base64
-import fnmatch
 import json
 import os
 import threading
-import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+from mockkafka.errors import ConfigError, error_code
+from mockkafka.faults.model import Match, RequestInfo
+
+if TYPE_CHECKING:
+    from mockkafka.server.waits import Seen, StateSignal, Waits
 
 
 @dataclass(slots=True)
@@ -46,6 +55,15 @@ class Exchange:
     faults: list[str] = field(default_factory=list)
     closed_connection: bool = False
     no_response: bool = False
+    info: RequestInfo | None = None  # the request's topics, partitions, groups (as rules see)
+
+    def request_info(self) -> RequestInfo:
+        """What fault rules (and traffic filters) match on for this exchange."""
+        if self.info is None:
+            return RequestInfo(
+                self.api, self.version, self.broker_id, self.connection_id, self.client_id
+            )
+        return self.info
 
     @property
     def duration_ms(self) -> int | None:
@@ -74,8 +92,6 @@ class Exchange:
             f"{self.api}v{self.version}",
         ]
         if errs:
-            from mockkafka.errors import error_code
-
             names = []
             for e in errs:
                 try:
@@ -148,8 +164,16 @@ class TrafficLog:
         self._seq = 0
         self.enabled = enabled
         self.on_record: list[Callable[[Exchange], None]] = []
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
         self.origin_ms: int | None = None  # time of the first exchange: timelines count from it
+        #: Notified on every record (set by the server that writes this log).
+        self.signal: StateSignal | None = None
+        #: How waits reach the cluster's loop (set by the public cluster object).
+        self.waits: Waits | None = None
+
+    def _changed(self) -> None:
+        if self.signal is not None:
+            self.signal.notify()
 
     def start(
         self,
@@ -163,6 +187,7 @@ class TrafficLog:
         version: int,
         correlation_id: int,
         request: dict[str, Any] | None,
+        info: RequestInfo | None = None,
     ) -> Exchange:
         self._seq += 1
         if self.origin_ms is None:
@@ -178,20 +203,20 @@ class TrafficLog:
             version,
             correlation_id,
             request,
+            info=info,
         )
         if self.enabled:
-            with self._cond:
+            with self._lock:
                 self._items.append(ex)
-                self._cond.notify_all()
             for cb in self.on_record:
                 cb(ex)
+            self._changed()
         return ex
 
     def completed(self, ex: Exchange) -> None:
         """Signal waiters that ``ex`` got its response (or was closed or parked)."""
         if self.enabled:
-            with self._cond:
-                self._cond.notify_all()
+            self._changed()
 
     def mark(self) -> int:
         """The newest sequence number: pass it as ``since_seq`` to see only later traffic."""
@@ -201,17 +226,24 @@ class TrafficLog:
         return len(self._items)
 
     def __iter__(self) -> Iterator[Exchange]:
-        return iter(list(self._items))
+        with self._lock:
+            return iter(list(self._items))
 
     def clear(self) -> None:
-        with self._cond:
+        """Forget every exchange (sequence numbers keep counting)."""
+        with self._lock:
             self._items.clear()
+        self.origin_ms = None
 
     def requests(
         self,
         api: str | Iterable[str] | None = None,
         *,
-        broker: int | None = None,
+        broker: int | Iterable[int] | None = None,
+        topic: str | None = None,
+        partition: int | Iterable[int] | None = None,
+        group: str | None = None,
+        transactional_id: str | None = None,
         client_id: str | None = None,
         connection: int | None = None,
         version: int | None = None,
@@ -223,34 +255,34 @@ class TrafficLog:
     ) -> list[Exchange]:
         """Exchanges matching every given filter.
 
-        ``api`` is a name or a list of names; ``client_id`` takes shell wildcards;
-        ``with_error`` an error name or code found anywhere in the response; ``fault`` a rule
-        (or its name) that fired on the exchange; ``answered`` True for exchanges that got a
-        response; ``where`` any predicate.
+        ``api`` is a name or a list of names (checked: a misspelling raises ConfigError with
+        a did-you-mean); ``broker``, ``topic``, ``partition``, ``group``,
+        ``transactional_id``, ``client_id`` (shell wildcards) and ``connection`` match as a
+        fault rule's ``on(...)`` does; ``with_error`` an error name or code found anywhere
+        in the response; ``fault`` a rule (or its name) that fired on the exchange;
+        ``answered`` True for exchanges that got a response; ``where`` any predicate.
         """
-        apis = {api} if isinstance(api, str) else set(api) if api is not None else None
+        match = Match(
+            api=api if api is not None else "*",  # type: ignore[arg-type]
+            versions=version,  # type: ignore[arg-type]
+            broker=broker,  # type: ignore[arg-type]
+            topic=topic,
+            partition=partition,  # type: ignore[arg-type]
+            group=group,
+            transactional_id=transactional_id,
+            client_id=client_id,
+            connection=connection,
+        )
         if fault is not None and not isinstance(fault, str):
             fault = fault.name
-        err: int | None = None
-        if with_error is not None:
-            from mockkafka.errors import error_code
-
-            err = int(error_code(with_error))
-        out = []
-        with self._cond:
+        err = int(error_code(with_error)) if with_error is not None else None
+        with self._lock:
             items = list(self._items)
+        out = []
         for ex in items:
             if ex.seq <= since_seq:
                 continue
-            if apis is not None and ex.api not in apis:
-                continue
-            if broker is not None and ex.broker_id != broker:
-                continue
-            if connection is not None and ex.connection_id != connection:
-                continue
-            if version is not None and ex.version != version:
-                continue
-            if client_id is not None and not fnmatch.fnmatchcase(ex.client_id or "", client_id):
+            if not match.matches(ex.request_info()):
                 continue
             if err is not None and err not in ex.error_codes:
                 continue
@@ -263,49 +295,68 @@ class TrafficLog:
             out.append(ex)
         return out
 
-    def count(self, api: str | None = None, **filters: Any) -> int:
+    def count(self, api: str | Iterable[str] | None = None, **filters: Any) -> int:
         """How many exchanges match (same filters as :meth:`requests`)."""
         return len(self.requests(api, **filters))
 
+    def _wait_probe(
+        self, api: str | Iterable[str] | None, count: int, filters: dict[str, Any]
+    ) -> tuple[Callable[[], Seen[list[Exchange]]], str]:
+        from mockkafka.server.waits import Seen
+
+        if not self.enabled:
+            raise ConfigError("traffic.wait_for: traffic recording is off (record_traffic=False)")
+        self.requests(api, **filters)  # check the filters now, in the caller's thread
+        what = f"traffic.wait_for({api!r}, count={count}" + "".join(
+            f", {k}={v!r}" for k, v in filters.items()
+        )
+
+        def probe() -> Seen[list[Exchange]]:
+            got = self.requests(api, **filters)
+            return Seen(
+                len(got) >= count,
+                got,
+                f"{len(got)} matching; recent traffic:\n" + self.timeline(20),
+            )
+
+        return probe, what + ")"
+
+    def _require_waits(self) -> Waits:
+        if self.waits is None:
+            from mockkafka.server.waits import Waits
+
+            self.waits = Waits.inline(self.signal)
+        return self.waits
+
     def wait_for(
-        self, api: str | None = None, *, count: int = 1, timeout: float = 10.0, **filters: Any
+        self,
+        api: str | Iterable[str] | None = None,
+        *,
+        count: int = 1,
+        timeout: float = 10.0,
+        **filters: Any,
     ) -> list[Exchange]:
         """Block until at least ``count`` exchanges match (filters as :meth:`requests`);
-        returns them. Raises TimeoutError, with the recent timeline, after ``timeout`` s.
+        returns them. Raises WaitTimeout, with the recent timeline, after ``timeout`` s.
 
-        For a sync ``Cluster`` from the test thread; from trio use :meth:`wait_for_async`.
+        From async code (or the trio cluster) use ``await traffic.wait_for_async(...)``.
         """
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                got = self.requests(api, **filters)
-                if len(got) >= count:
-                    return got
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(
-                        f"saw {len(got)} of {count} {api or 'requests'} matching {filters} "
-                        f"within {timeout} s; recent traffic:\n{self.timeline(20)}"
-                    )
-                self._cond.wait(min(left, 0.5))
+        probe, what = self._wait_probe(api, count, filters)
+        return self._require_waits().wait(
+            probe, timeout=timeout, what=what, async_name="traffic.wait_for_async(...)"
+        )
 
     async def wait_for_async(
-        self, api: str | None = None, *, count: int = 1, timeout: float = 10.0, **filters: Any
+        self,
+        api: str | Iterable[str] | None = None,
+        *,
+        count: int = 1,
+        timeout: float = 10.0,
+        **filters: Any,
     ) -> list[Exchange]:
-        """:meth:`wait_for` for trio code (on the loop that serves the cluster)."""
-        import trio
-
-        with trio.move_on_after(timeout):
-            while True:
-                got = self.requests(api, **filters)
-                if len(got) >= count:
-                    return got
-                await trio.sleep(0.005)
-        got = self.requests(api, **filters)
-        raise TimeoutError(
-            f"saw {len(got)} of {count} {api or 'requests'} matching {filters} within "
-            f"{timeout} s; recent traffic:\n{self.timeline(20)}"
-        )
+        """The awaitable form of :meth:`wait_for` (trio or asyncio)."""
+        probe, what = self._wait_probe(api, count, filters)
+        return await self._require_waits().wait_async(probe, timeout=timeout, what=what)
 
     def write_jsonl(self, path: str | os.PathLike[str], **filters: Any) -> int:
         """Write the exchanges matching ``filters`` to ``path`` as JSON lines; returns how
@@ -323,6 +374,6 @@ class TrafficLog:
 
     def timeline(self, last: int = 50) -> str:
         """A compact multi-line summary of the newest ``last`` exchanges."""
-        with self._cond:
+        with self._lock:
             items = list(self._items)[-last:]
         return "\n".join(ex.summary(self.origin_ms) for ex in items)

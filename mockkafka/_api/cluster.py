@@ -1,0 +1,494 @@
+"""The public cluster objects: :class:`Cluster` (sync, background thread) and
+:class:`AsyncCluster` (trio, from :func:`open_cluster`).
+
+Both wrap one :class:`~mockkafka.cluster.state.ClusterState` served by a
+:class:`~mockkafka.server.runtime.ClusterServer`. Every verb runs on the trio loop that owns
+the state: the sync class hops there (:class:`~mockkafka.server.runner.ThreadedRunner`); the
+trio class is already there. So a verb applied between two client requests is seen by the
+second one, with no locking. After each verb the loop notifies the cluster's
+:class:`~mockkafka.server.waits.StateSignal`, which wakes the waits.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Any, TypeVar
+
+import trio
+
+from mockkafka._api.options import check_endpoint, make_config
+from mockkafka._api.verbs import ClusterVerbs
+from mockkafka.cluster.state import ClusterState
+from mockkafka.errors import BrokerError, MockKafkaError, UnfiredRulesError, UnfiredRuleWarning
+from mockkafka.faults.engine import Faults, Rule, engine_of
+from mockkafka.protocol import records as rec
+from mockkafka.server.runner import ThreadedRunner
+from mockkafka.server.runtime import ClusterServer
+from mockkafka.server.traffic import TrafficLog
+from mockkafka.server.waits import Waits
+from mockkafka.views import BrokerView, GroupView, TransactionView, broker_view
+
+T = TypeVar("T")
+
+
+class _ClusterBase(ClusterVerbs):
+    """What the sync and trio clusters share. See :class:`Cluster`."""
+
+    _state: ClusterState
+    _server: ClusterServer
+    _waits: Waits
+    _faults: Faults
+    strict_faults: bool
+
+    def _setup(self, server: ClusterServer, waits: Waits, strict_faults: bool) -> None:
+        self._state = server.state
+        self._server = server
+        self._waits = waits
+        self.strict_faults = strict_faults
+        self._faults = Faults(engine_of(self._state), self._call, waits, self._state)
+        server.traffic.waits = waits
+
+    def _run(self, fn: Callable[[], T]) -> T:  # pragma: no cover - provided by the flavour
+        raise NotImplementedError
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        signal = self._server.signal
+
+        def verb() -> T:
+            try:
+                return fn()
+            finally:
+                signal.notify()
+
+        return self._run(verb)
+
+    def _read(self, fn: Callable[[], T]) -> T:
+        return self._run(fn)
+
+    # -- addresses and state ------------------------------------------------------------------
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """``host:port,...`` of every broker: give it to any Kafka client."""
+        if not self._server.started:
+            raise MockKafkaError(
+                "the cluster is not started, so it has no ports yet: call start() first "
+                "(or use `with mockkafka.Cluster() as cluster:`)"
+            )
+        return ",".join(f"{b.host}:{b.port}" for b in self._state.brokers.values())
+
+    @property
+    def brokers(self) -> list[BrokerView]:
+        """A snapshot of every broker (node id, host, port, rack, running, configs)."""
+        return self._read(lambda: [broker_view(b) for b in self._state.brokers.values()])
+
+    @property
+    def state(self) -> ClusterState:
+        """The raw cluster state (advanced use; touch it only via ``call``)."""
+        return self._state
+
+    def call(self, fn: Callable[[ClusterState], T]) -> T:
+        """Run ``fn(state)`` on the cluster's loop and return its result (then wake waits)."""
+        return self._call(lambda: fn(self._state))
+
+    def __repr__(self) -> str:
+        if not self._server.started:
+            return f"<{type(self).__name__} brokers={len(self._state.brokers)}, not started>"
+
+        def describe() -> str:
+            brokers = ", ".join(
+                f"{b.node_id}@{b.host}:{b.port}" + ("" if b.running else " (stopped)")
+                for b in self._state.brokers.values()
+            )
+            topics = {n: len(t.partitions) for n, t in sorted(self._state.topics.items())}
+            return f"<{type(self).__name__} brokers [{brokers}] topics {topics}>"
+
+        return self._read(describe)
+
+    # -- faults and traffic -------------------------------------------------------------------
+
+    @property
+    def faults(self) -> Faults:
+        """Fault rules: ``cluster.faults.on("Produce").times(2).error("NOT_LEADER_OR_FOLLOWER")``.
+
+        Also ``rules()``, ``remove(rule)``, ``clear()`` and ``events``.
+        """
+        return self._faults
+
+    @property
+    def traffic(self) -> TrafficLog:
+        """Every request and response seen, for assertions (see TrafficLog)."""
+        return self._server.traffic
+
+    def unfired_rules(self) -> list[Rule]:
+        """Rules added and never fired (reported at teardown; an error with
+        ``strict_faults=True``)."""
+        return [r for r in self._faults.rules() if r.fired == 0]
+
+    def check_rules(self) -> None:
+        """Report rules that never fired: UnfiredRulesError when ``strict_faults`` is on, an
+        UnfiredRuleWarning otherwise. Called when the cluster's ``with`` block ends."""
+        unfired = self.unfired_rules()
+        if not unfired:
+            return
+        lines = "\n".join(f"  {r}" for r in unfired)
+        message = f"{len(unfired)} fault rule(s) never fired:\n{lines}"
+        if self.strict_faults:
+            raise UnfiredRulesError(message)
+        warnings.warn(message, UnfiredRuleWarning, stacklevel=3)
+
+    # -- errors inside the broker --------------------------------------------------------------
+
+    @property
+    def broker_errors(self) -> list[BaseException]:
+        """Exceptions raised inside the broker so far (each also failed its request)."""
+        return list(self._server.errors)
+
+    def raise_broker_errors(self) -> None:
+        """Raise BrokerError for the first exception raised inside the broker, if any."""
+        errors = self._server.errors
+        if errors:
+            first = errors[0]
+            more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+            raise BrokerError(f"error inside the broker{more}: {first!r}") from first
+
+    # -- brokers -------------------------------------------------------------------------------
+
+    def stop_broker(self, broker: int) -> None:
+        """Stop ``broker``: it refuses connections (open ones drop), leaves the ISRs, and
+        its leaderships move where they can."""
+        self._call(lambda: self._server.stop_broker(broker))
+
+    # -- reset ---------------------------------------------------------------------------------
+
+    def _reset_state(self) -> list[int]:
+        """On the loop: clear topics, groups, transactions, rules and traffic; returns the
+        stopped brokers (to start again)."""
+        self._faults.engine.clear()
+        self._faults.engine.events.clear()
+        self._server.traffic.clear()
+        self._state.reset()
+        self._server.errors.clear()
+        return [b.node_id for b in self._state.brokers.values() if not b.running]
+
+
+class Cluster(_ClusterBase):
+    """A fake Kafka cluster in a background thread; use it as a context manager::
+
+        with mockkafka.Cluster(brokers=3) as cluster:
+            cluster.create_topic("orders", partitions=6, replication_factor=3)
+            producer = Producer({"bootstrap.servers": cluster.bootstrap_servers})
+
+    Options are :class:`~mockkafka.ClusterConfig` fields (``auto_create_topics``,
+    ``group_initial_rebalance_delay_ms``, ``first_node_id``, ``kafka_version``, ...); an
+    unknown name or a wrong type raises ConfigError. ``config={"num.partitions": 3, ...}``
+    sets any Kafka broker config by name (an unknown name raises ConfigError with a
+    did-you-mean). ``port`` binds the first broker to a fixed port (the next to port+1,
+    ...); 0 picks free ports. On exit every socket and the thread are closed, an exception raised inside
+    the broker is re-raised as BrokerError, and fault rules that never fired are reported
+    (UnfiredRuleWarning, or UnfiredRulesError with ``strict_faults=True``).
+
+    Waits block the calling thread; each has an awaitable form ``NAME_async`` for asyncio
+    or trio code (``await cluster.wait_for_group_async("g")``).
+    """
+
+    def __init__(
+        self,
+        brokers: int = 1,
+        *,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        record_traffic: bool = True,
+        strict_faults: bool = False,
+        **options: Any,
+    ) -> None:
+        config = make_config(brokers, options)
+        ports = check_endpoint(config, port, host, record_traffic, strict_faults)
+        server = ClusterServer(
+            ClusterState(config),
+            host=host,
+            ports=ports,
+            traffic=TrafficLog(enabled=record_traffic),
+        )
+        self._runner = ThreadedRunner(server)
+        self._setup(
+            server,
+            Waits(server.signal, self._runner.call, self._runner.on_loop_thread),
+            strict_faults,
+        )
+
+    def _run(self, fn: Callable[[], T]) -> T:
+        return self._runner.call(fn)
+
+    def start(self) -> Cluster:
+        """Start serving; returns once every broker listens."""
+        self._runner.start()
+        return self
+
+    def stop(self) -> None:
+        """Close every listener, connection and the thread (idempotent)."""
+        self._runner.stop()
+
+    def __enter__(self) -> Cluster:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+        if exc is None:
+            self.raise_broker_errors()
+            self.check_rules()
+
+    def start_broker(self, broker: int) -> None:
+        """Start a stopped broker again on its old port (a running one is left alone)."""
+        self._runner.call_async(lambda: self._server.start_broker(broker))
+
+    def restart_broker(self, broker: int) -> None:
+        """Stop then start ``broker`` (its connections drop; it comes back on its old port)."""
+        self.stop_broker(broker)
+        self.start_broker(broker)
+
+    def reset(self) -> None:
+        """Clear topics, groups, transactions, fault rules and traffic, start stopped brokers
+        again, and keep every broker's port: a shared cluster becomes a fresh one for the
+        next test (clients of the previous test should be closed by then)."""
+        for broker in self._call(self._reset_state):
+            self.start_broker(broker)
+
+    # -- waits ---------------------------------------------------------------------------------
+
+    def wait_for_group(
+        self,
+        group: str,
+        *,
+        state: str | None = "Stable",
+        members: int | None = None,
+        where: Callable[[GroupView], bool] | None = None,
+        timeout: float = 10.0,
+    ) -> GroupView:
+        """Block until ``group`` exists in ``state`` (None: any) with ``members`` members and
+        ``where(view)`` holds; returns the view. WaitTimeout shows the last state seen."""
+        probe, what = self._group_probe(group, state, members, where)
+        return self._waits.wait(
+            probe, timeout=timeout, what=what, async_name="cluster.wait_for_group_async(...)"
+        )
+
+    async def wait_for_group_async(
+        self,
+        group: str,
+        *,
+        state: str | None = "Stable",
+        members: int | None = None,
+        where: Callable[[GroupView], bool] | None = None,
+        timeout: float = 10.0,
+    ) -> GroupView:
+        """The awaitable form of :meth:`wait_for_group` (trio or asyncio)."""
+        probe, what = self._group_probe(group, state, members, where)
+        return await self._waits.wait_async(probe, timeout=timeout, what=what)
+
+    def wait_for_transaction(
+        self,
+        transactional_id: str,
+        *,
+        state: str | None = None,
+        where: Callable[[TransactionView], bool] | None = None,
+        timeout: float = 10.0,
+    ) -> TransactionView:
+        """Block until ``transactional_id`` is in ``state`` and ``where(view)`` holds;
+        returns the view. WaitTimeout shows the last state seen."""
+        probe, what = self._transaction_probe(transactional_id, state, where)
+        return self._waits.wait(
+            probe, timeout=timeout, what=what, async_name="cluster.wait_for_transaction_async()"
+        )
+
+    async def wait_for_transaction_async(
+        self,
+        transactional_id: str,
+        *,
+        state: str | None = None,
+        where: Callable[[TransactionView], bool] | None = None,
+        timeout: float = 10.0,
+    ) -> TransactionView:
+        """The awaitable form of :meth:`wait_for_transaction` (trio or asyncio)."""
+        probe, what = self._transaction_probe(transactional_id, state, where)
+        return await self._waits.wait_async(probe, timeout=timeout, what=what)
+
+    def wait_for_records(
+        self, topic: str, *, partition: int | None = None, count: int, timeout: float = 10.0
+    ) -> list[rec.Record]:
+        """Block until ``topic`` (or one ``partition`` of it) holds at least ``count``
+        records; returns them (partition by partition)."""
+        probe, what = self._records_probe(topic, partition, count)
+        return self._waits.wait(
+            probe, timeout=timeout, what=what, async_name="cluster.wait_for_records_async(...)"
+        )
+
+    async def wait_for_records_async(
+        self, topic: str, *, partition: int | None = None, count: int, timeout: float = 10.0
+    ) -> list[rec.Record]:
+        """The awaitable form of :meth:`wait_for_records` (trio or asyncio)."""
+        probe, what = self._records_probe(topic, partition, count)
+        return await self._waits.wait_async(probe, timeout=timeout, what=what)
+
+    def wait_for_committed(
+        self, group: str, topic: str, partition: int, *, offset: int, timeout: float = 10.0
+    ) -> int:
+        """Block until ``group``'s committed offset of ``topic``-``partition`` is at least
+        ``offset``; returns it."""
+        probe, what = self._committed_probe(group, topic, partition, offset)
+        return self._waits.wait(
+            probe, timeout=timeout, what=what, async_name="cluster.wait_for_committed_async(...)"
+        )
+
+    async def wait_for_committed_async(
+        self, group: str, topic: str, partition: int, *, offset: int, timeout: float = 10.0
+    ) -> int:
+        """The awaitable form of :meth:`wait_for_committed` (trio or asyncio)."""
+        probe, what = self._committed_probe(group, topic, partition, offset)
+        return await self._waits.wait_async(probe, timeout=timeout, what=what)
+
+    def wait_for_broker(self, broker: int, *, up: bool = True, timeout: float = 10.0) -> None:
+        """Block until ``broker`` is running (``up=False``: stopped)."""
+        probe, what = self._broker_probe(broker, up)
+        self._waits.wait(
+            probe, timeout=timeout, what=what, async_name="cluster.wait_for_broker_async(...)"
+        )
+
+    async def wait_for_broker_async(
+        self, broker: int, *, up: bool = True, timeout: float = 10.0
+    ) -> None:
+        """The awaitable form of :meth:`wait_for_broker` (trio or asyncio)."""
+        probe, what = self._broker_probe(broker, up)
+        await self._waits.wait_async(probe, timeout=timeout, what=what)
+
+
+class AsyncCluster(_ClusterBase):
+    """The trio flavour of :class:`Cluster`; get one from :func:`open_cluster`.
+
+    Verbs are plain (synchronous) methods because they run on the caller's own trio loop;
+    what must wait -- :meth:`start_broker`, :meth:`restart_broker`, :meth:`reset` and every
+    ``wait_for_*`` -- is a coroutine: ``await cluster.wait_for_group("g")``. Rules and the
+    traffic log wait with ``await rule.wait_fired_async()`` and
+    ``await cluster.traffic.wait_for_async(...)``.
+    """
+
+    def __init__(self, server: ClusterServer, *, strict_faults: bool = False) -> None:
+        token = trio.lowlevel.current_trio_token()
+        loop_thread = threading.current_thread()
+
+        def run_on_loop(fn: Callable[[], object]) -> object:
+            if threading.current_thread() is loop_thread:
+                return fn()
+            return trio.from_thread.run_sync(fn, trio_token=token)
+
+        self._token = token
+        self._loop_thread = loop_thread
+        self._setup(
+            server,
+            Waits(server.signal, run_on_loop, lambda: threading.current_thread() is loop_thread),
+            strict_faults,
+        )
+
+    def _run(self, fn: Callable[[], T]) -> T:
+        if threading.current_thread() is self._loop_thread:
+            return fn()
+        return trio.from_thread.run_sync(fn, trio_token=self._token)
+
+    async def start_broker(self, broker: int) -> None:
+        """Start a stopped broker again on its old port (a running one is left alone)."""
+        await self._server.start_broker(broker)
+
+    async def restart_broker(self, broker: int) -> None:
+        """Stop then start ``broker`` (its connections drop; it comes back on its old port)."""
+        self.stop_broker(broker)
+        await self._server.start_broker(broker)
+
+    async def reset(self) -> None:
+        """Clear topics, groups, transactions, fault rules and traffic, start stopped brokers
+        again, and keep every broker's port (see :meth:`Cluster.reset`)."""
+        for broker in self._call(self._reset_state):
+            await self._server.start_broker(broker)
+
+    async def wait_for_group(
+        self,
+        group: str,
+        *,
+        state: str | None = "Stable",
+        members: int | None = None,
+        where: Callable[[GroupView], bool] | None = None,
+        timeout: float = 10.0,
+    ) -> GroupView:
+        """Wait until ``group`` exists in ``state`` (None: any) with ``members`` members and
+        ``where(view)`` holds; returns the view. WaitTimeout shows the last state seen."""
+        probe, what = self._group_probe(group, state, members, where)
+        return await self._waits.wait_async(probe, timeout=timeout, what=what)
+
+    async def wait_for_transaction(
+        self,
+        transactional_id: str,
+        *,
+        state: str | None = None,
+        where: Callable[[TransactionView], bool] | None = None,
+        timeout: float = 10.0,
+    ) -> TransactionView:
+        """Wait until ``transactional_id`` is in ``state`` and ``where(view)`` holds."""
+        probe, what = self._transaction_probe(transactional_id, state, where)
+        return await self._waits.wait_async(probe, timeout=timeout, what=what)
+
+    async def wait_for_records(
+        self, topic: str, *, partition: int | None = None, count: int, timeout: float = 10.0
+    ) -> list[rec.Record]:
+        """Wait until ``topic`` (or one ``partition``) holds at least ``count`` records."""
+        probe, what = self._records_probe(topic, partition, count)
+        return await self._waits.wait_async(probe, timeout=timeout, what=what)
+
+    async def wait_for_committed(
+        self, group: str, topic: str, partition: int, *, offset: int, timeout: float = 10.0
+    ) -> int:
+        """Wait until ``group``'s committed offset of the partition is at least ``offset``."""
+        probe, what = self._committed_probe(group, topic, partition, offset)
+        return await self._waits.wait_async(probe, timeout=timeout, what=what)
+
+    async def wait_for_broker(self, broker: int, *, up: bool = True, timeout: float = 10.0) -> None:
+        """Wait until ``broker`` is running (``up=False``: stopped)."""
+        probe, what = self._broker_probe(broker, up)
+        await self._waits.wait_async(probe, timeout=timeout, what=what)
+
+
+@asynccontextmanager
+async def open_cluster(
+    brokers: int = 1,
+    *,
+    port: int = 0,
+    host: str = "127.0.0.1",
+    record_traffic: bool = True,
+    strict_faults: bool = False,
+    **options: Any,
+) -> AsyncIterator[AsyncCluster]:
+    """``async with open_cluster(brokers=3) as cluster:`` -- a cluster on this trio loop.
+
+    Takes the arguments of :class:`Cluster`. On exit broker errors are re-raised and fault
+    rules that never fired reported, as for ``Cluster``.
+    """
+    config = make_config(brokers, options)
+    ports = check_endpoint(config, port, host, record_traffic, strict_faults)
+    server = ClusterServer(
+        ClusterState(config), host=host, ports=ports, traffic=TrafficLog(enabled=record_traffic)
+    )
+    cluster = AsyncCluster(server, strict_faults=strict_faults)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.run)
+        try:
+            yield cluster
+        finally:
+            nursery.cancel_scope.cancel()
+    cluster.raise_broker_errors()
+    cluster.check_rules()

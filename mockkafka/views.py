@@ -1,0 +1,327 @@
+"""Views: frozen snapshots of cluster state, for assertions.
+
+Every view is taken on the cluster's loop in one go, so its fields agree with each other
+and never change under the test: take a new view (``cluster.topic("orders")``) to see
+later state. The one exception is ``records()`` on a topic or partition view, which reads
+the log *now* (a query, not part of the snapshot).
+
+* :class:`BrokerView` -- node id, address, rack, whether it runs, its dynamic configs;
+* :class:`TopicView` -- name, topic id, configs set on the topic, partitions;
+* :class:`PartitionView` -- leader, leader epoch, replicas, ISR, offsets;
+* :class:`GroupView` / :class:`MemberView` -- a consumer group and its members;
+* :class:`TransactionView` -- a transactional id as the coordinator holds it.
+
+The builders (``topic_view``, ``transaction_view``) are sans-IO: they read state objects
+and must run on the loop that owns them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mockkafka.errors import KafkaApiError
+
+if TYPE_CHECKING:
+    from mockkafka.cluster.coordinators import Coordinators
+    from mockkafka.cluster.groups_common import OffsetAndMetadata
+    from mockkafka.cluster.state import Broker, Topic
+    from mockkafka.cluster.transactions import (
+        CompletedTransaction,
+        TopicPartition,
+        TransactionMetadata,
+    )
+    from mockkafka.protocol.records import Record
+
+__all__ = [
+    "BrokerView",
+    "GroupView",
+    "MemberView",
+    "PartitionView",
+    "RecordReader",
+    "TopicView",
+    "TransactionView",
+    "topic_view",
+    "transaction_view",
+]
+
+#: ``reader(topic, partition, include_control)``: the records a partition holds now,
+#: read on the cluster's loop.
+RecordReader = Callable[[str, int, bool], "list[Record]"]
+
+
+# -- brokers -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerView:
+    """One broker as it was when the view was taken: ``configs`` are those set at run time
+    for this broker (IncrementalAlterConfigs), ``running`` False after ``stop_broker``."""
+
+    node_id: int
+    host: str
+    port: int
+    rack: str | None
+    running: bool
+    configs: dict[str, str]
+
+
+def broker_view(broker: Broker) -> BrokerView:
+    """Snapshot ``broker`` (run on the cluster's loop)."""
+    return BrokerView(
+        broker.node_id, broker.host, broker.port, broker.rack, broker.running, dict(broker.configs)
+    )
+
+
+# -- topics and partitions -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionView:
+    """One partition as it was when the view was taken.
+
+    ``records()`` reads the log now (not part of the snapshot).
+    """
+
+    topic: str
+    partition: int
+    leader: int
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    log_start_offset: int
+    high_watermark: int
+    last_stable_offset: int
+    _reader: RecordReader = field(repr=False, compare=False)
+
+    def records(self, *, include_control: bool = False) -> list[Record]:
+        """Every record the partition holds now, decoded (control records only if asked)."""
+        return self._reader(self.topic, self.partition, include_control)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicView:
+    """One topic as it was when the view was taken.
+
+    ``configs`` holds the configs set on the topic (others take broker or Kafka defaults);
+    ``partitions`` one :class:`PartitionView` per partition. ``records()`` reads the logs
+    now (not part of the snapshot).
+    """
+
+    name: str
+    topic_id: uuid.UUID
+    configs: dict[str, str]
+    partitions: tuple[PartitionView, ...]
+
+    def partition(self, partition: int) -> PartitionView:
+        """Partition ``partition`` (KafkaApiError UNKNOWN_TOPIC_OR_PARTITION if absent)."""
+        if (
+            isinstance(partition, bool)
+            or not isinstance(partition, int)
+            or not 0 <= partition < len(self.partitions)
+        ):
+            raise KafkaApiError(
+                "UNKNOWN_TOPIC_OR_PARTITION",
+                f"topic {self.name!r} has partitions 0..{len(self.partitions) - 1}, "
+                f"not {partition!r}",
+            )
+        return self.partitions[partition]
+
+    def records(self) -> list[Record]:
+        """Every record the topic holds now, partition by partition."""
+        return [r for p in self.partitions for r in p.records()]
+
+    def __repr__(self) -> str:
+        parts = ", ".join(
+            f"{p.partition}: leader={p.leader} isr={list(p.isr)} "
+            f"offsets={p.log_start_offset}..{p.high_watermark}"
+            for p in self.partitions
+        )
+        configs = f" configs={self.configs}" if self.configs else ""
+        return f"<TopicView {self.name!r} [{parts}]{configs}>"
+
+
+def topic_view(topic: Topic, reader: RecordReader) -> TopicView:
+    """Snapshot ``topic`` (run on the cluster's loop)."""
+    return TopicView(
+        name=topic.name,
+        topic_id=topic.topic_id,
+        configs=dict(topic.configs),
+        partitions=tuple(
+            PartitionView(
+                topic=topic.name,
+                partition=p.index,
+                leader=p.leader,
+                leader_epoch=p.leader_epoch,
+                replicas=tuple(p.replicas),
+                isr=tuple(p.isr),
+                log_start_offset=p.log.log_start_offset,
+                high_watermark=p.log.high_watermark,
+                last_stable_offset=p.log.last_stable_offset,
+                _reader=reader,
+            )
+            for p in topic.partitions
+        ),
+    )
+
+
+# -- consumer groups ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MemberView:
+    """A group member as a test sees it (a snapshot).
+
+    ``assignment`` is {topic: [partitions]} -- decoded from the consumer protocol for classic
+    groups (None when the protocol is not ``consumer`` or nothing was assigned yet), the
+    current assignment for KIP-848 groups. ``member_epoch`` is -1 for classic members.
+    """
+
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    assignment: dict[str, list[int]] | None
+    member_epoch: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class GroupView:
+    """A group as a test sees it (a snapshot taken on the cluster loop).
+
+    ``type`` is ``"classic"`` or ``"consumer"`` (KIP-848). ``state`` uses Kafka's names
+    (``Empty``, ``PreparingRebalance``, ``CompletingRebalance``, ``Stable``, ``Dead`` for
+    classic; ``Empty``, ``Assigning``, ``Reconciling``, ``Stable`` for consumer groups).
+    ``generation_id`` is the classic generation or the consumer group epoch. ``rebalances``
+    counts rebalances started (classic) or target assignments computed (consumer).
+    """
+
+    group_id: str
+    type: str
+    state: str
+    generation_id: int
+    protocol_type: str
+    protocol: str | None
+    leader_id: str | None
+    members: tuple[MemberView, ...]
+    offsets: dict[tuple[str, int], OffsetAndMetadata]
+    rebalances: int
+    assignment_epoch: int = -1
+
+    def committed_offsets(self) -> dict[tuple[str, int], int]:
+        """{(topic, partition): committed offset}."""
+        return {k: v.offset for k, v in self.offsets.items()}
+
+    def member(self, member_id: str) -> MemberView:
+        """The member ``member_id`` (KafkaApiError UNKNOWN_MEMBER_ID if absent)."""
+        for m in self.members:
+            if m.member_id == member_id:
+                return m
+        raise KafkaApiError(
+            "UNKNOWN_MEMBER_ID",
+            f"group {self.group_id!r} has no member {member_id!r}; members are "
+            f"{[m.member_id for m in self.members]}",
+        )
+
+    @property
+    def assignments(self) -> dict[str, dict[str, list[int]] | None]:
+        """{member_id: {topic: [partitions]}}."""
+        return {m.member_id: m.assignment for m in self.members}
+
+    def summary(self) -> str:
+        """One line: state, generation, members and what they are assigned."""
+        members = ", ".join(f"{m.member_id}: {m.assignment}" for m in self.members)
+        return (
+            f"{self.type} group {self.group_id!r} {self.state}, generation "
+            f"{self.generation_id}, {len(self.members)} members [{members}]"
+        )
+
+    def __repr__(self) -> str:
+        committed = self.committed_offsets()
+        return f"<GroupView {self.summary()}" + (f" committed={committed}>" if committed else ">")
+
+
+# -- transactions ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionView:
+    """A snapshot of one transactional id as the coordinator holds it.
+
+    ``state`` uses Kafka's names: ``Empty``, ``Ongoing``, ``PrepareCommit``,
+    ``PrepareAbort``, ``CompleteCommit``, ``CompleteAbort``, ``Dead``, ``PrepareEpochFence``.
+    ``partitions`` and ``groups`` are those of the transaction in progress (empty when none);
+    ``pending_offsets`` maps group -> {(topic, partition): offset} staged by TxnOffsetCommit.
+    ``history`` lists every finished transaction, oldest first.
+    """
+
+    transactional_id: str
+    state: str
+    producer_id: int
+    producer_epoch: int
+    timeout_ms: int
+    start_time_ms: int
+    partitions: tuple[TopicPartition, ...]
+    groups: tuple[str, ...]
+    pending_offsets: dict[str, dict[TopicPartition, int]]
+    history: tuple[CompletedTransaction, ...]
+    coordinator: int
+
+    @property
+    def ongoing(self) -> bool:
+        """Is a transaction open (partitions or offsets added, not yet ended)?"""
+        return self.state == "Ongoing"
+
+    @property
+    def committed_count(self) -> int:
+        return sum(1 for t in self.history if t.committed)
+
+    @property
+    def aborted_count(self) -> int:
+        return sum(1 for t in self.history if not t.committed)
+
+    @property
+    def last(self) -> CompletedTransaction | None:
+        """The most recently finished transaction, if any."""
+        return self.history[-1] if self.history else None
+
+    def summary(self) -> str:
+        """One line: state, producer id/epoch, partitions, finished transactions."""
+        return (
+            f"{self.transactional_id!r} {self.state}, producer {self.producer_id} epoch "
+            f"{self.producer_epoch}, partitions {list(self.partitions)}, "
+            f"{self.committed_count} committed / {self.aborted_count} aborted"
+        )
+
+    def __repr__(self) -> str:
+        return f"<TransactionView {self.summary()}, coordinator {self.coordinator}>"
+
+
+def transaction_view(coordinators: Coordinators, txn: TransactionMetadata) -> TransactionView:
+    """Snapshot ``txn`` (run on the cluster's loop)."""
+    from mockkafka.cluster.coordinators import TRANSACTION
+
+    return TransactionView(
+        transactional_id=txn.transactional_id,
+        state=txn.state.value,
+        producer_id=txn.producer_id,
+        producer_epoch=txn.producer_epoch,
+        timeout_ms=txn.timeout_ms,
+        start_time_ms=txn.start_time_ms,
+        partitions=tuple(txn.partitions),
+        groups=tuple(txn.groups),
+        pending_offsets={
+            g: {tp: po.offset for tp, po in staged.items()}
+            for g, staged in txn.pending_offsets.items()
+        },
+        history=tuple(txn.history),
+        coordinator=coordinators.coordinator(TRANSACTION, txn.transactional_id),
+    )
+
+
+def describe(value: Any) -> str:
+    """Text for a wait's timeout message: a view's summary, or ``repr``."""
+    summary = getattr(value, "summary", None)
+    return summary() if callable(summary) else repr(value)
