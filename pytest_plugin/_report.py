@@ -28,6 +28,8 @@ class TrackedCluster:
     cluster: AnyCluster
     # Errors of cluster's server already surfaced to the user (a count: errors only grow).
     reported_errors: int = 0
+    # Protocol violations already reported (a count: they only grow during a test).
+    reported_violations: int = 0
 
 
 @dataclass(slots=True)
@@ -52,6 +54,20 @@ class TestClusters:
             errors = list(t.cluster.broker_errors)
             out.extend(errors[t.reported_errors :])
             t.reported_errors = len(errors)
+        return out
+
+    # -- protocol violations ------------------------------------------------------------------
+
+    def take_violations(self) -> list[str]:
+        """Protocol violations noted by any cluster since the last call, as report lines."""
+        out: list[str] = []
+        for t in self.clusters:
+            try:
+                found = t.cluster.protocol_violations
+            except Exception:  # a cluster already stopped: nothing more to report
+                continue
+            out.extend(f"{t.label}: {v}" for v in found[t.reported_violations :])
+            t.reported_violations = len(found)
         return out
 
     # -- traffic -------------------------------------------------------------------------------

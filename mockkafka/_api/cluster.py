@@ -23,6 +23,7 @@ import trio
 from mockkafka._api.options import check_endpoint, make_config
 from mockkafka._api.verbs import ClusterVerbs
 from mockkafka.cluster.state import ClusterState
+from mockkafka.cluster.violations import Violation, violations
 from mockkafka.errors import BrokerError, MockKafkaError, UnfiredRulesError, UnfiredRuleWarning
 from mockkafka.faults.engine import Faults, Rule, engine_of
 from mockkafka.protocol import records as rec
@@ -147,6 +148,14 @@ class _ClusterBase(ClusterVerbs):
     def broker_errors(self) -> list[BaseException]:
         """Exceptions raised inside the broker so far (each also failed its request)."""
         return list(self._server.errors)
+
+    @property
+    def protocol_violations(self) -> list[Violation]:
+        """Protocol rules the clients broke so far (see ``mockkafka/cluster/violations.py``):
+        a version never negotiated, an idempotent sequence gap, a commit from a fenced
+        generation or epoch, a Fetch ignoring its session. The pytest plugin reports each as
+        a ProtocolViolationWarning of the test (``--kafka-violations=error``: a failure)."""
+        return self._call(lambda: list(violations(self._state)))
 
     def raise_broker_errors(self) -> None:
         """Raise BrokerError for the first exception raised inside the broker, if any."""
