@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 
 import pytest
@@ -12,6 +10,7 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 
 import mockkafka
 from mockkafka.protocol.releases import release_api_versions
+from tests.cli.test_serve import serving
 
 
 @pytest.mark.parametrize(
@@ -99,24 +98,12 @@ def test_unknown_release_is_refused_with_a_did_you_mean() -> None:
 
 
 def test_serve_kafka_version_flag() -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mockkafka.cli", "serve", "--kafka-version", "2.8"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().strip()
-        assert line.startswith("bootstrap.servers="), line
-        admin = KafkaAdminClient(bootstrap_servers=line.split("=", 1)[1])
+    with serving("--kafka-version", "2.8") as (_proc, bootstrap):
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap)
         try:
             assert admin._manager.broker_version == (2, 8)
         finally:
             admin.close()
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 @pytest.mark.timeout(60)

@@ -13,6 +13,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource
 from kafka import KafkaConsumer
 
 import mockkafka
+from tests.cli.test_serve import serving
 
 
 def _describe_broker(bootstrap: str, broker: int, *names: str) -> dict[str, tuple[str, int]]:
@@ -122,34 +123,11 @@ def test_log_retention_hours_sets_the_topic_retention_default() -> None:
 
 
 def test_serve_config_flags_reach_the_broker() -> None:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mockkafka.cli",
-            "serve",
-            "--first-node-id",
-            "0",
-            "--config",
-            "num.partitions=4",
-            "--config",
-            "auto.create.topics.enable=true",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().strip()
-        assert line.startswith("bootstrap.servers="), line
-        bootstrap = line.split("=", 1)[1]
+    flags = ["--first-node-id", "0", "--config", "num.partitions=4"]
+    with serving(*flags, "--config", "auto.create.topics.enable=true") as (_proc, bootstrap):
         got = _describe_broker(bootstrap, 0, "num.partitions", "auto.create.topics.enable")
         assert got["num.partitions"] == ("4", ConfigSource.STATIC_BROKER_CONFIG.value)
         assert got["auto.create.topics.enable"][0] == "true"
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 def test_serve_refuses_an_unknown_config_with_a_did_you_mean() -> None:
