@@ -135,23 +135,13 @@ def test_idempotent_sequence_gap_is_noted() -> None:
 
 _PLUGIN_TEST = """
 import pytest
-from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
-
-def member(bootstrap):
-    c = KafkaConsumer(bootstrap_servers=bootstrap, group_id="g", group_instance_id="i",
-                      enable_auto_commit=False, session_timeout_ms=6000,
-                      heartbeat_interval_ms=500)
-    c.subscribe(["t"])
-    for _ in range(200):
-        c.poll(50)
-        if c.assignment():
-            break
-    return c
+from kafka import OffsetAndMetadata, TopicPartition
+from tests.apis.test_protocol_violations import _kafka_python_member
 
 @pytest.mark.kafka_cluster(topics={"t": 1}, group_initial_rebalance_delay_ms=300)
-def test_duplicate_instance_ids(kafka_cluster, kafka_bootstrap):
-    a = member(kafka_bootstrap)
-    b = member(kafka_bootstrap)
+def test_duplicate_instance_ids(kafka_cluster):
+    a = _kafka_python_member(kafka_cluster)
+    b = _kafka_python_member(kafka_cluster)
     try:
         a.commit({TopicPartition("t", 0): OffsetAndMetadata(0, "", -1)})
     except Exception:
