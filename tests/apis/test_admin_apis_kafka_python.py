@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer
 from kafka import KafkaAdminClient, TopicPartitionReplica
 from kafka.errors import InvalidUpdateVersionError
 
@@ -162,3 +162,32 @@ def test_producer_over_its_byte_rate_quota_is_throttled_as_kafka_throttles() -> 
         assert fast.flush(10) == 0
         last = cluster.traffic.requests(api="Produce", client_id="fast")[-1]
         assert last.response is not None and last.response.get("throttle_time_ms", 0) == 0
+
+
+def test_consumer_over_its_byte_rate_quota_gets_throttled_fetches() -> None:
+    with mockkafka.Cluster() as cluster:
+        cluster.create_topic("t")
+        for _ in range(40):
+            cluster.produce("t", b"z" * 10_000)
+        cluster.set_client_quotas({"consumer_byte_rate": 10_000}, user="<default>")
+        c = Consumer(
+            {
+                "bootstrap.servers": cluster.bootstrap_servers,
+                "group.id": "g",
+                "client.id": "reader",
+                "auto.offset.reset": "earliest",
+            }
+        )
+        got = 0
+        try:
+            c.subscribe(["t"])
+            deadline = time.monotonic() + 30
+            while got < 40 and time.monotonic() < deadline:
+                m = c.poll(0.2)
+                if m is not None and m.error() is None:
+                    got += 1
+        finally:
+            c.close()
+        assert got == 40
+        fetches = cluster.traffic.requests(api="Fetch")
+        assert max((r.response or {}).get("throttle_time_ms", 0) for r in fetches) > 0
