@@ -266,6 +266,10 @@ class ClusterServer:
 
     async def dispatch(self, conn: Connection, req: Request) -> bytes | None:
         """Handle one request; returns the response frame, or None for no response."""
+        if not self.state.brokers[conn.broker_id].running:
+            # Stopped while this request was already read: its connection is being
+            # cancelled; a stopped broker answers nothing more.
+            raise CloseConnection(f"broker {conn.broker_id} is stopped")
         hdr = req.header
         if conn.muted_until:
             # KIP-219: a throttled connection is not read until its throttle time is over.

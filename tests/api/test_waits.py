@@ -145,23 +145,29 @@ def test_awaitable_waits_of_the_threaded_cluster_work_under_asyncio(
     topic, group = unique("t"), unique("g")
     cluster.create_topic(topic, partitions=3)
 
-    async def main() -> mockkafka.GroupView:
+    rule = cluster.faults.on("Fetch", topic=topic).every_time().observe()
+
+    async def main() -> tuple[mockkafka.GroupView, int, int]:
         c = AIOKafkaConsumer(topic, bootstrap_servers=cluster.bootstrap_servers, group_id=group)
         await c.start()
         try:
-            waiting = asyncio.ensure_future(
-                cluster.wait_for_group_async(group, members=1, timeout=T)
+            waiting = asyncio.gather(
+                cluster.wait_for_group_async(group, members=1, timeout=T),
+                rule.wait_fired_async(2, timeout=T),
+                cluster.traffic.wait_for_async("Fetch", count=2, topic=topic, timeout=T),
             )
             for _ in range(300):  # aiokafka joins in the background; keep the loop free
                 if waiting.done():
                     break
                 await c.getmany(timeout_ms=100)
-            return await waiting
+            view, fired, fetches = await waiting
+            return view, fired, len(fetches)
         finally:
             await c.stop()
 
-    view = asyncio.run(main())
+    view, fired, fetches = asyncio.run(main())
     assert view.state == "Stable" and len(view.members) == 1
+    assert fired >= 2 and fetches >= 2
 
 
 def test_awaitable_waits_of_the_threaded_cluster_work_under_trio(
