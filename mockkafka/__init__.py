@@ -9,35 +9,76 @@ Start here::
         ...  # any Kafka client: bootstrap.servers = cluster.bootstrap_servers
 
 For trio code: ``async with mockkafka.open_cluster(brokers=3) as cluster``.
+
+The names below are imported on first use (PEP 562), so ``import mockkafka`` -- and the
+pytest plugin, which every pytest session of a user loads -- costs almost nothing until a
+cluster is made.
 """
 
-from mockkafka._api.cluster import AsyncCluster, Cluster, open_cluster
-from mockkafka.cluster.state import ClusterConfig
-from mockkafka.cluster.transactions import CompletedTransaction
-from mockkafka.errors import (
-    BrokerError,
-    ConfigError,
-    ErrorCode,
-    KafkaApiError,
-    MockKafkaError,
-    ProtocolError,
-    ProtocolViolationWarning,
-    UnfiredRulesError,
-    UnfiredRuleWarning,
-    WaitTimeout,
-    error_code,
-)
-from mockkafka.faults import Faults, Rule
-from mockkafka.protocol.records import Record
-from mockkafka.server.traffic import Exchange, TrafficLog
-from mockkafka.views import (
-    BrokerView,
-    GroupView,
-    MemberView,
-    PartitionView,
-    TopicView,
-    TransactionView,
-)
+from __future__ import annotations
+
+import importlib as _importlib
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from mockkafka._api.cluster import AsyncCluster, Cluster, open_cluster
+    from mockkafka.cluster.config import ClusterConfig
+    from mockkafka.cluster.transactions import CompletedTransaction
+    from mockkafka.errors import (
+        BrokerError,
+        ConfigError,
+        ErrorCode,
+        KafkaApiError,
+        MockKafkaError,
+        ProtocolError,
+        ProtocolViolationWarning,
+        UnfiredRulesError,
+        UnfiredRuleWarning,
+        WaitTimeout,
+        error_code,
+    )
+    from mockkafka.faults import Faults, Rule
+    from mockkafka.protocol.records import Record
+    from mockkafka.server.traffic import Exchange, TrafficLog
+    from mockkafka.views import (
+        BrokerView,
+        GroupView,
+        MemberView,
+        PartitionView,
+        TopicView,
+        TransactionView,
+    )
+
+# Public name -> the module that defines it.
+_EXPORTS: dict[str, str] = {
+    "AsyncCluster": "mockkafka._api.cluster",
+    "BrokerError": "mockkafka.errors",
+    "BrokerView": "mockkafka.views",
+    "Cluster": "mockkafka._api.cluster",
+    "ClusterConfig": "mockkafka.cluster.config",
+    "CompletedTransaction": "mockkafka.cluster.transactions",
+    "ConfigError": "mockkafka.errors",
+    "ErrorCode": "mockkafka.errors",
+    "Exchange": "mockkafka.server.traffic",
+    "Faults": "mockkafka.faults",
+    "GroupView": "mockkafka.views",
+    "KafkaApiError": "mockkafka.errors",
+    "MemberView": "mockkafka.views",
+    "MockKafkaError": "mockkafka.errors",
+    "PartitionView": "mockkafka.views",
+    "ProtocolError": "mockkafka.errors",
+    "ProtocolViolationWarning": "mockkafka.errors",
+    "Record": "mockkafka.protocol.records",
+    "Rule": "mockkafka.faults",
+    "TopicView": "mockkafka.views",
+    "TrafficLog": "mockkafka.server.traffic",
+    "TransactionView": "mockkafka.views",
+    "UnfiredRuleWarning": "mockkafka.errors",
+    "UnfiredRulesError": "mockkafka.errors",
+    "WaitTimeout": "mockkafka.errors",
+    "error_code": "mockkafka.errors",
+    "open_cluster": "mockkafka._api.cluster",
+}
 
 __all__ = [
     "AsyncCluster",
@@ -70,3 +111,16 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mockkafka' has no attribute {name!r}")
+    # Not cached in this module's globals: the defining module is the one source of truth,
+    # even where a tool (pytester) drops and re-imports modules between runs.
+    return getattr(_importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -7,22 +7,58 @@
 
 ``serve`` prints the ``bootstrap.servers=...`` line on stdout once every broker listens (so a
 test harness can read one line and go), then serves until SIGINT or SIGTERM and exits 0.
+``--traffic-jsonl FILE`` writes every exchange to FILE as it completes (flushed line by line,
+so a crash loses nothing); ``--log`` prints one line per exchange on stderr as it happens.
 ``apis`` lists the API keys and versions the broker advertises.
+
+Every mistake in the flags is one line on stderr naming the problem, and exit status 2
+(status 1 when the cluster cannot listen, e.g. a port in use); never a traceback.
+
+Cluster options (``--no-auto-create-topics``, ``--group-initial-rebalance-delay-ms``, ...)
+are generated from :class:`~mockkafka.ClusterConfig`, one flag per field, so a new option of
+the cluster is a new flag here with nothing else to change. ``--config KEY=VALUE`` sets any
+Kafka broker config by name (checked, with a did-you-mean); ``--first-node-id 0`` numbers the
+brokers from 0 and ``--kafka-version 2.8`` advertises exactly that release's API versions
+(``mockkafka apis --kafka-version 2.8`` lists them).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
+import functools
+import os
 import signal
 import sys
-from collections.abc import Sequence
+import typing
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
-import trio
+from mockkafka.cluster.config import ClusterConfig
 
-from mockkafka._api.cluster import open_cluster
-from mockkafka.errors import ConfigError, KafkaApiError
+if TYPE_CHECKING:
+    from mockkafka._api.cluster import AsyncCluster
+    from mockkafka.server.traffic import Exchange
+
+PROG = "mockkafka"
+# ClusterConfig fields with a flag of their own (or none: set through other flags).
+_OWN_FLAGS = {"brokers", "racks", "broker_configs"}
+# What a generated flag means, where its name alone does not say it.
+_FLAG_NOTES = {
+    "auto_create_topics": "auto.create.topics.enable",
+    "group_initial_rebalance_delay_ms": "Kafka's default: 3000",
+    "group_consumer_heartbeat_interval_ms": "KIP-848 groups; Kafka's default: 5000",
+    "telemetry": "advertise the KIP-714 client telemetry APIs",
+    "first_node_id": "node id of the first broker (0 for suites written for broker 0)",
+    "kafka_version": "advertise exactly the API versions of this Kafka release (0.8.0 ... 4.x)",
+}
+_UNSET_DEFAULTS = {"kafka_version": "every version mockkafka serves"}
+
+
+class UsageProblem(Exception):
+    """A bad flag: the message is the one line the user sees."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,14 +104,59 @@ def parse_config(text: str) -> tuple[str, str]:
     return key.strip(), value
 
 
+def _count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid count {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def _add_config_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per ClusterConfig field (``--auto-create-topics/--no-auto-create-topics``,
+    ``--group-initial-rebalance-delay-ms N``...). A flag not given stays None (the field's
+    default applies), so ``--config`` may set the same option by its Kafka name."""
+    group = parser.add_argument_group("cluster options (mockkafka.ClusterConfig)")
+    hints = typing.get_type_hints(ClusterConfig)
+    for f in dataclasses.fields(ClusterConfig):
+        if f.name in _OWN_FLAGS:
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        hint = hints[f.name]
+        note = f"{_FLAG_NOTES[f.name]}; " if f.name in _FLAG_NOTES else ""
+        help_ = f"{note}default: {_UNSET_DEFAULTS.get(f.name, f.default)}"
+        if hint is bool:
+            group.add_argument(flag, action=argparse.BooleanOptionalAction, help=help_)
+        elif hint is int:
+            group.add_argument(flag, type=int, metavar="N", help=help_)
+        else:
+            group.add_argument(flag, metavar="VALUE", help=help_)
+
+
+def _version() -> str:
+    from mockkafka import __version__
+
+    return f"{PROG} {__version__}"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad flag is one line (``mockkafka serve: ...``) and status 2."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
-        prog="mockkafka",
+    ap = _Parser(
+        prog=PROG,
         description="A fake Apache Kafka cluster speaking the real wire protocol, for tests.",
     )
-    sub = ap.add_subparsers(dest="command", required=True)
+    ap.add_argument("--version", action="version", version=_version())
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
     s = sub.add_parser("serve", help="run a cluster until SIGINT/SIGTERM")
-    s.add_argument("--brokers", type=int, default=1, help="number of brokers (default 1)")
+    s.add_argument("--brokers", type=_count, default=1, help="number of brokers (default 1)")
     s.add_argument(
         "--port",
         type=_port,
@@ -91,15 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="create a topic at start (repeatable)",
     )
     s.add_argument(
-        "--auto-create-topics",
-        action="store_true",
-        help="create unknown topics on Metadata requests (auto.create.topics.enable=true)",
-    )
-    s.add_argument(
-        "--group-initial-rebalance-delay-ms",
-        type=int,
-        default=0,
-        help="group.initial.rebalance.delay.ms (default 0; real Kafka uses 3000)",
+        "--traffic-jsonl",
+        metavar="FILE",
+        help="write every request/response to FILE as JSON lines, as they happen",
     )
     s.add_argument(
         "--config",
@@ -110,98 +185,192 @@ def build_parser() -> argparse.ArgumentParser:
         help="set a Kafka broker config by name, e.g. num.partitions=3 (repeatable)",
     )
     s.add_argument(
-        "--first-node-id",
-        type=int,
-        default=1,
-        help="node id of the first broker (default 1; 0 for suites written for broker 0)",
+        "--log", action="store_true", help="print one line per request/response on stderr"
     )
-    s.add_argument(
-        "--kafka-version",
-        metavar="RELEASE",
-        help="advertise exactly the API versions of this Kafka release (0.8.0 ... 4.x; "
-        "default: every version mockkafka serves)",
-    )
-    s.add_argument(
-        "--traffic-jsonl", metavar="FILE", help="write every request/response to FILE at exit"
-    )
+    _add_config_flags(s)
     a = sub.add_parser("apis", help="list the API keys and versions the broker serves")
     a.add_argument("--kafka-version", metavar="RELEASE", help="as that Kafka release would")
     return ap
 
 
-def serve_configs(args: argparse.Namespace) -> dict[str, str]:
-    """The broker configs ``serve`` starts with: the shorthand flags, then ``--config``."""
-    config: dict[str, str] = {
-        "group.initial.rebalance.delay.ms": str(args.group_initial_rebalance_delay_ms)
+def _config_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The ClusterConfig options given on the command line: generated flags that were given,
+    and ``--config KEY=VALUE`` broker configs (as ``config``)."""
+    options: dict[str, Any] = {
+        f.name: getattr(args, f.name)
+        for f in dataclasses.fields(ClusterConfig)
+        if f.name not in _OWN_FLAGS and getattr(args, f.name) is not None
     }
-    if args.auto_create_topics:
-        config["auto.create.topics.enable"] = "true"
-    config.update(args.config)
-    return config
+    if args.config:
+        options["config"] = dict(args.config)
+    return options
 
 
-async def serve(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
-    stream = out if out is not None else sys.stdout
-    async with open_cluster(
-        args.brokers,
-        port=args.port,
-        first_node_id=args.first_node_id,
-        kafka_version=args.kafka_version,
-        record_traffic=bool(args.traffic_jsonl),
-        config=serve_configs(args),
-    ) as cluster:
-        for t in args.topic:
-            cluster.create_topic(
-                t.name, partitions=t.partitions, replication_factor=t.replication_factor
+def cluster_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Keyword arguments of ``open_cluster`` for the parsed flags."""
+    return {
+        "brokers": args.brokers,
+        "port": args.port,
+        "record_traffic": bool(args.traffic_jsonl or args.log),
+        **_config_flags(args),
+    }
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse what cannot work before anything starts (raises UsageProblem)."""
+    if args.port and args.port + args.brokers - 1 > 65535:
+        raise UsageProblem(
+            f"--port {args.port} with --brokers {args.brokers}: broker {args.brokers} would "
+            f"listen on {args.port + args.brokers - 1}, above 65535"
+        )
+    seen: set[str] = set()
+    for t in args.topic:
+        if t.name in seen:
+            raise UsageProblem(f"--topic {t.name!r} is given twice")
+        seen.add(t.name)
+        if t.replication_factor > args.brokers:
+            raise UsageProblem(
+                f"topic {t.name!r} asks for replication factor {t.replication_factor} but "
+                f"there are only {args.brokers} brokers"
             )
+    from mockkafka._api.options import make_config
+    from mockkafka.errors import ConfigError
+
+    try:
+        make_config(args.brokers, _config_flags(args))
+    except ConfigError as exc:
+        raise UsageProblem(str(exc)) from None
+
+
+class TrafficWriter:
+    """Writes each exchange once, when it completes: a JSON line to ``jsonl`` (flushed, so
+    a crash loses nothing) and a summary line to ``log``."""
+
+    def __init__(self, jsonl: IO[str] | None, log: TextIO | None) -> None:
+        self.jsonl = jsonl
+        self.log = log
+        self.origin_ms: int | None = None
+        self.written = 0
+
+    def __call__(self, ex: Exchange) -> None:
+        import json
+
+        if self.origin_ms is None:
+            self.origin_ms = ex.time_ms
+        if self.jsonl is not None:
+            self.jsonl.write(json.dumps(ex.to_json(), default=str) + "\n")
+            self.jsonl.flush()
+        if self.log is not None:
+            try:
+                print(ex.summary(self.origin_ms), file=self.log, flush=True)
+            except (BrokenPipeError, ValueError):
+                self.log = None  # nobody reads the log any more: keep serving
+        self.written += 1
+
+
+async def serve(
+    args: argparse.Namespace,
+    *,
+    out: TextIO | None = None,
+    jsonl: IO[str] | None = None,
+    log: TextIO | None = None,
+) -> int:
+    """Run the cluster until SIGINT/SIGTERM (flags already checked)."""
+    import trio
+
+    from mockkafka._api.cluster import open_cluster
+
+    stream = out if out is not None else sys.stdout
+    writer = TrafficWriter(jsonl, log) if (jsonl is not None or log is not None) else None
+    async with open_cluster(**cluster_options(args)) as cluster:
+        if writer is not None:
+            cluster.traffic.on_completed.append(writer)
+        _create_topics(cluster, args.topic)
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            print(f"bootstrap.servers={cluster.bootstrap_servers}", file=stream, flush=True)
+            # A harness that read the line and went away leaves a broken pipe: keep serving.
+            with contextlib.suppress(BrokenPipeError):
+                print(f"bootstrap.servers={cluster.bootstrap_servers}", file=stream, flush=True)
             async for _sig in signals:
                 break
-        if args.traffic_jsonl:
-            with open(args.traffic_jsonl, "w") as fp:
-                cluster.traffic.to_jsonl(fp)
     return 0
 
 
-def list_apis(kafka_version: str | None = None) -> int:
-    from mockkafka.cluster.state import ClusterConfig, ClusterState
+def _create_topics(cluster: AsyncCluster, topics: Sequence[TopicSpec]) -> None:
+    for t in topics:
+        cluster.create_topic(
+            t.name, partitions=t.partitions, replication_factor=t.replication_factor
+        )
+
+
+def list_apis(out: TextIO, kafka_version: str | None = None) -> int:
+    from mockkafka.cluster.state import ClusterState
     from mockkafka.handlers.base import served_versions
     from mockkafka.protocol.apis import API_BY_KEY
 
     state = ClusterState(ClusterConfig(kafka_version=kafka_version))
     for key, (lo, hi) in served_versions(state).items():
-        print(f"{key:>3} {API_BY_KEY[key].name:<32} v{lo}-v{hi}")
+        print(f"{key:>3} {API_BY_KEY[key].name:<32} v{lo}-v{hi}", file=out)
+    out.flush()
     return 0
+
+
+def _quiet_broken_pipe(fn: Callable[[], int]) -> int:
+    """Run ``fn``; if stdout's reader went away (``mockkafka apis | head``), exit quietly."""
+    try:
+        return fn()
+    except BrokenPipeError:
+        # Python would report the pipe again when it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+def _problem(command: str, message: str, status: int = 2) -> int:
+    print(f"{PROG} {command}: {message}", file=sys.stderr)
+    return status
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "apis":
+        from mockkafka.errors import ConfigError
+
         try:
-            return list_apis(args.kafka_version)
+            return _quiet_broken_pipe(lambda: list_apis(sys.stdout, args.kafka_version))
         except ConfigError as exc:
-            print(f"mockkafka apis: {exc}", file=sys.stderr)
-            return 2
-    if args.brokers < 1:
-        print("mockkafka serve: --brokers must be at least 1", file=sys.stderr)
-        return 2
-    for t in args.topic:
-        if t.replication_factor > args.brokers:
-            print(
-                f"mockkafka serve: topic {t.name!r} asks for replication factor "
-                f"{t.replication_factor} but there are only {args.brokers} brokers",
-                file=sys.stderr,
-            )
-            return 2
+            return _problem("apis", str(exc))
     try:
-        return trio.run(serve, args)
-    except (ConfigError, KafkaApiError) as exc:
-        print(f"mockkafka serve: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"mockkafka serve: cannot listen: {exc}", file=sys.stderr)
-        return 1
+        check_args(args)
+    except UsageProblem as exc:
+        return _problem("serve", str(exc))
+    jsonl: IO[str] | None = None
+    if args.traffic_jsonl:
+        try:
+            jsonl = open(args.traffic_jsonl, "w", encoding="utf-8")  # noqa: SIM115
+        except OSError as exc:
+            return _problem(
+                "serve", f"cannot write --traffic-jsonl {args.traffic_jsonl}: {exc.strerror}"
+            )
+    import trio
+
+    from mockkafka.errors import MockKafkaError, leaf_exception
+
+    try:
+        return trio.run(
+            functools.partial(serve, args, jsonl=jsonl, log=sys.stderr if args.log else None)
+        )
+    except BaseException as group:
+        leaf = leaf_exception(group)
+        if isinstance(leaf, MockKafkaError):
+            return _problem("serve", str(leaf))
+        if isinstance(leaf, OSError):
+            return _problem("serve", leaf.strerror or str(leaf), status=1)
+        if isinstance(leaf, KeyboardInterrupt):  # Ctrl-C before the cluster was up
+            return 130
+        raise
+    finally:
+        if jsonl is not None:
+            jsonl.close()
 
 
 if __name__ == "__main__":

@@ -102,3 +102,11 @@ __all__ = [
     "WaitTimeout",
     "error_code",
 ]
+
+
+def leaf_exception(exc: BaseException) -> BaseException:
+    """The one exception inside nested exception groups (trio's nurseries wrap what fails
+    while a cluster starts), or ``exc`` itself when there is not exactly one."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc

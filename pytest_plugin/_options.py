@@ -8,8 +8,8 @@ Options are merged in layers, later layers winning key by key:
    class) to the closest (the test function);
 4. for ``kafka_cluster_factory``, the keyword arguments of the call.
 
-Valid keys are ``brokers``, ``topics``, ``record_traffic`` and every field of
-:class:`~mockkafka.cluster.state.ClusterConfig`. Each key remembers which layer set it, so a
+Valid keys are ``brokers``, ``topics``, ``port``, ``record_traffic``, ``strict_faults``
+and every field of :class:`~mockkafka.ClusterConfig`. Each key remembers which layer set it, so a
 bad value is reported with where it came from. Nothing here imports pytest: errors are
 :class:`OptionsError`, which the plugin turns into a usage error of the test.
 """
@@ -23,15 +23,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mockkafka.cluster.configs import check_broker_configs
-from mockkafka.cluster.state import ClusterConfig
-from mockkafka.errors import ConfigError
+from mockkafka.cluster.config import ClusterConfig
 
 # Keys that are not ClusterConfig fields.
 EXTRA_KEYS: dict[str, str] = {
     "topics": "topics to create before the test: {name: partitions} or "
     "{name: {partitions, replication_factor, config}}",
     "record_traffic": "record every request and response (needed for the failure report)",
+    "port": "fixed port of broker 1 (broker n listens on port+n-1; 0: free ports)",
+    "strict_faults": "fail the test when a fault rule it added never fired",
     "config": "Kafka broker configs by name, {key: value}; layers merge key by key",
 }
 
@@ -65,6 +65,8 @@ class ClusterOptions:
     brokers: int = 1
     topics: dict[str, TopicSpec] = field(default_factory=dict)
     record_traffic: bool = True
+    port: int = 0
+    strict_faults: bool = False
     config: dict[str, Any] = field(default_factory=dict)
     broker_config: dict[str, str] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
@@ -74,6 +76,7 @@ class ClusterOptions:
         extra = {"config": dict(self.broker_config)} if self.broker_config else {}
         return {
             "brokers": self.brokers,
+            "port": self.port,
             "record_traffic": self.record_traffic,
             **self.config,
             **extra,
@@ -163,15 +166,23 @@ def merge(layers: Iterable[tuple[str, Mapping[str, Any]]]) -> ClusterOptions:
         for key, value in options.items():
             if key == "topics":
                 out.topics = _parse_topics(value, source)
-            elif key == "record_traffic":
+            elif key in ("record_traffic", "strict_faults"):
                 if not isinstance(value, bool):
-                    raise OptionsError(f"{source}: record_traffic must be True or False")
-                out.record_traffic = value
+                    raise OptionsError(f"{source}: {key} must be True or False, got {value!r}")
+                setattr(out, key, value)
+            elif key == "port":
+                if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 65535:
+                    raise OptionsError(f"{source}: port must be an int in 0-65535, got {value!r}")
+                out.port = value
             elif key == "brokers":
                 out.brokers = _check_type(key, value, source)
             elif key == "config":
                 if not isinstance(value, Mapping):
                     raise OptionsError(f"{source}: config must be a dict, got {value!r}")
+                # Imported on first use: the plugin stays cheap to load.
+                from mockkafka.cluster.configs import check_broker_configs
+                from mockkafka.errors import ConfigError
+
                 try:
                     out.broker_config.update(check_broker_configs(value, where=source))
                 except ConfigError as exc:
@@ -235,6 +246,22 @@ def ini_options() -> list[IniOption]:
             "kafka_record_traffic",
             "record_traffic",
             "mockkafka: record protocol traffic for the failure report (default true)",
+            "string",
+            _parse_bool,
+        ),
+        IniOption(
+            "kafka_port",
+            "port",
+            "mockkafka: fixed port of broker 1 of kafka_cluster (broker n: port+n-1; "
+            "default 0, free ports)",
+            "string",
+            int,
+        ),
+        IniOption(
+            "kafka_strict_faults",
+            "strict_faults",
+            "mockkafka: fail a test whose fault rules never fired (default false; "
+            "otherwise they are reported as a warning)",
             "string",
             _parse_bool,
         ),

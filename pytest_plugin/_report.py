@@ -5,7 +5,11 @@ Every cluster a fixture starts for a test is registered in the test item's
 
 * re-raise errors raised inside a broker in the test that caused them (once each);
 * add a compact traffic timeline to the report of a failed test;
-* write the full traffic as JSON lines when ``--kafka-traffic=DIR`` is given.
+* write the full traffic as JSON lines when ``--kafka-traffic=DIR`` is given;
+* list the fault rules that never fired (a failure with ``strict_faults``).
+
+mockkafka itself is imported only when a cluster exists: the plugin loads in every pytest
+session, most of which never start a cluster.
 """
 
 from __future__ import annotations
@@ -15,11 +19,13 @@ import re
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from mockkafka import AsyncCluster, BrokerError, Cluster
-from mockkafka.server.traffic import Exchange
+if TYPE_CHECKING:
+    from mockkafka import AsyncCluster, BrokerError, Cluster
+    from mockkafka.server.traffic import Exchange
 
-AnyCluster = Cluster | AsyncCluster
+    AnyCluster = Cluster | AsyncCluster
 
 
 @dataclass(slots=True)
@@ -30,6 +36,8 @@ class TrackedCluster:
     reported_errors: int = 0
     # Protocol violations already reported (a count: they only grow during a test).
     reported_violations: int = 0
+    # strict_faults: a rule of this cluster that never fired fails the test.
+    strict_faults: bool = False
 
 
 @dataclass(slots=True)
@@ -40,8 +48,13 @@ class TestClusters:
     failed: bool = False
     written: bool = False
 
-    def add(self, label: str, cluster: AnyCluster) -> TrackedCluster:
-        tracked = TrackedCluster(label, cluster)
+    def add(
+        self, label: str, cluster: AnyCluster, *, strict_faults: bool = False
+    ) -> TrackedCluster:
+        """Track ``cluster`` for this test (a shared cluster's older errors are not its)."""
+        tracked = TrackedCluster(
+            label, cluster, len(cluster.broker_errors), strict_faults=strict_faults
+        )
         self.clusters.append(tracked)
         return tracked
 
@@ -72,11 +85,17 @@ class TestClusters:
 
     # -- traffic -------------------------------------------------------------------------------
 
-    def traffic_section(self, last: int, jsonl_hint: str | None) -> str:
-        """The newest ``last`` exchanges of every cluster, one line each."""
+    def traffic_section(self, last: int, jsonl_hint: str | None) -> str | None:
+        """The newest ``last`` exchanges of every cluster, one line each, and the fault
+        rules; None when no cluster saw traffic or had rules (no empty section)."""
+        from mockkafka.server.traffic import SUMMARY_LEGEND
+
         parts: list[str] = []
         for t in self.clusters:
             items = _snapshot(t.cluster)
+            rules = _fault_rules(t.cluster)
+            if not items and not rules and t.cluster.traffic.enabled:
+                continue
             shown = items[-last:] if last > 0 else []
             head = f"{t.label} ({t.cluster.bootstrap_servers}): {len(items)} exchanges"
             if len(shown) < len(items):
@@ -84,14 +103,28 @@ class TestClusters:
             if not t.cluster.traffic.enabled:
                 head += " (traffic recording is off: record_traffic=False)"
             parts.append(head)
-            parts.extend("  " + ex.summary(t.cluster.traffic.origin_ms) for ex in shown)
-            rules = _fault_rules(t.cluster)
+            resolve = _topic_names(t.cluster)
+            origin = t.cluster.traffic.origin_ms
+            parts.extend("  " + ex.summary(origin, resolve) for ex in shown)
             if rules:
                 parts.append("  fault rules:")
                 parts.extend("    " + r for r in rules)
+        if not parts:
+            return None
+        parts.insert(0, f"columns: {SUMMARY_LEGEND}")
         if jsonl_hint:
             parts.append(jsonl_hint)
         return "\n".join(parts)
+
+    def unfired_rules(self) -> tuple[list[str], bool]:
+        """Rules (``label: rule``) that never fired, and whether any is on a strict cluster."""
+        out: list[str] = []
+        strict = False
+        for t in self.clusters:
+            for rule in t.cluster.unfired_rules():
+                out.append(f"{t.label}: {rule}")
+                strict = strict or t.strict_faults
+        return out, strict
 
     def write_jsonl(self, directory: Path, nodeid: str) -> list[Path]:
         """Write each cluster's full traffic to ``directory``; returns the files written."""
@@ -113,8 +146,14 @@ def _snapshot(cluster: AnyCluster) -> list[Exchange]:
 
 
 def _fault_rules(cluster: AnyCluster) -> list[str]:
-    """The cluster's fault rules with how often each fired (none if faults were never used)."""
+    """The cluster's fault rules with how often each fired."""
     return [str(rule) for rule in cluster.faults.rules()]
+
+
+def _topic_names(cluster: AnyCluster) -> Any:
+    """A topic-id -> name lookup for timelines (Fetch v13+ names topics by id)."""
+    names = cluster.call(lambda state: {tid: t.name for tid, t in state.topics_by_id.items()})
+    return names.get
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -131,6 +170,8 @@ def jsonl_name(nodeid: str) -> str:
 
 def broker_error(errors: list[BaseException]) -> BrokerError:
     """A BrokerError for ``errors`` chained to the first, whose traceback pytest shows."""
+    from mockkafka import BrokerError
+
     first = errors[0]
     more = f" (and {len(errors) - 1} more, see the log)" if len(errors) > 1 else ""
     err = BrokerError(f"error inside the broker during this test{more}: {first!r}")

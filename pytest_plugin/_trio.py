@@ -1,16 +1,19 @@
-"""The trio-native fixture (loaded only when pytest-trio is installed)."""
+"""The trio-native fixture, registered by the plugin only when pytest-trio is active."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from pytest_trio import trio_fixture  # type: ignore[import-untyped]
 
-from mockkafka import AsyncCluster, open_cluster
-from pytest_plugin import plugin
-from pytest_plugin._report import TrackedCluster
+from . import plugin
+
+if TYPE_CHECKING:
+    from mockkafka import AsyncCluster
+
+    from ._report import TrackedCluster
 
 
 @trio_fixture  # type: ignore[untyped-decorator]
@@ -22,13 +25,18 @@ async def kafka_cluster_trio(
     For ``@pytest.mark.trio`` tests (or ``trio_mode = true``); takes the same options as
     ``kafka_cluster`` (marker, ini options, ``kafka_cluster_options``).
     """
+    from mockkafka import open_cluster
+
     opts = plugin.resolve_options(request, kafka_cluster_options)
     tracked: TrackedCluster | None = None
     try:
         async with open_cluster(**opts.cluster_kwargs()) as cluster:
-            tracked = plugin._tests(request.node).add("kafka_cluster_trio", cluster)
+            tracked = plugin.tests_of(request.node).add(
+                "kafka_cluster_trio", cluster, strict_faults=opts.strict_faults
+            )
             plugin.create_topics(cluster, opts)
             yield cluster
+            plugin.check_rules(request)
     finally:
         # open_cluster re-raises broker errors on exit: they are reported already.
         if tracked is not None:

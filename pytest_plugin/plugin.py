@@ -10,38 +10,43 @@ Fixtures
     ``kafka_bootstrap``        its ``bootstrap.servers`` string
     ``kafka_cluster_factory``  ``factory(**options) -> Cluster``: more clusters, other options
     ``kafka_cluster_options``  the options dict; override it in a conftest.py
+    ``kafka_cluster_shared``   one cluster for the whole session (or module), reset before
+                               every test that asks for it: same ports, nothing left over
+    ``kafka_bootstrap_shared`` its ``bootstrap.servers``, for session fixtures and
+                               applications that read the address once
+    ``kafka_cluster_shared_options``  the shared cluster's options (session scope)
     ``kafka_cluster_trio``     a :class:`mockkafka.AsyncCluster` on the test's trio loop
-                               (only when pytest-trio is installed)
+                               (only when pytest-trio is active)
 
 asyncio tests (aiokafka) use ``kafka_cluster`` / ``kafka_bootstrap``: the cluster runs in its
 own thread, so it serves whichever event loop the test runs.
 
 Options come from ini options (``kafka_brokers = 3``), the ``kafka_cluster_options`` fixture
 and ``@pytest.mark.kafka_cluster(brokers=3, topics={"orders": 6})``, later ones winning (see
-``_options.py``). A fresh cluster costs about 2 ms to start and stop, so every test gets its
-own: no state can leak between tests, and xdist workers never share a port.
+``_options.py``).
 
 When a test fails, its report gets a "mockkafka traffic" section: one line per request with
-the broker, connection, client id, API and version, error codes in the response and the
-faults that fired. ``--kafka-traffic=DIR`` also writes every exchange of every failing test
-as JSON lines to ``DIR/<test id>.jsonl``. An exception raised inside the broker fails the test
-that caused it, with the broker's traceback.
+the broker, connection, client id, API and version, partitions and offsets, error codes in
+the response and the faults that fired. ``--kafka-traffic=DIR`` also writes every exchange
+of every failing test as JSON lines to ``DIR/<test id>.jsonl``. An exception raised inside
+the broker fails the test that caused it, with the broker's traceback. A fault rule that
+never fired is reported (a warning), or fails the test with ``strict_faults``.
+
+Cost: this module imports only pytest and the options table. mockkafka's broker, codec and
+schema tables are imported when a fixture first starts a cluster, so a session without Kafka
+tests pays almost nothing for the plugin (``benchmarks/bench_startup.py``).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
 from collections.abc import Generator, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from mockkafka import Cluster
-from mockkafka.cluster.state import ClusterConfig
-from mockkafka.errors import ConfigError, KafkaApiError, ProtocolViolationWarning
-from pytest_plugin._options import (
+from ._options import (
     ClusterOptions,
     OptionsError,
     ini_layer,
@@ -49,27 +54,47 @@ from pytest_plugin._options import (
     merge,
     option_keys,
 )
-from pytest_plugin._report import (
-    AnyCluster,
-    TestClusters,
-    broker_error,
-    format_broker_errors,
-    jsonl_name,
-)
+from ._report import TestClusters, broker_error, format_broker_errors, jsonl_name
+
+if TYPE_CHECKING:
+    from mockkafka import Cluster
+
+    from ._report import AnyCluster
 
 TESTS_KEY = pytest.StashKey[TestClusters]()
 INI_KEY = pytest.StashKey[Mapping[str, Any]]()
 LINES_KEY = pytest.StashKey[int]()
+Scope = Literal["session", "package", "module"]
+SCOPE_KEY = pytest.StashKey[Scope]()
 
 DEFAULT_REPORT_LINES = 60
+SHARED_SCOPES: tuple[Scope, ...] = ("session", "package", "module")
+# Fixtures that give a test a cluster the kafka_cluster marker configures.
+CLUSTER_FIXTURES = (
+    "kafka_cluster",
+    "kafka_bootstrap",
+    "kafka_cluster_factory",
+    "kafka_cluster_shared",
+    "kafka_cluster_trio",
+)
+# What a marker may set for kafka_cluster_shared: the rest is fixed when the cluster starts.
+PER_TEST_KEYS = frozenset({"topics", "strict_faults"})
 
 __all__ = [
     "ClusterFactory",
+    "MockKafkaWarning",
     "kafka_bootstrap",
+    "kafka_bootstrap_shared",
     "kafka_cluster",
     "kafka_cluster_factory",
     "kafka_cluster_options",
+    "kafka_cluster_shared",
+    "kafka_cluster_shared_options",
 ]
+
+
+class MockKafkaWarning(pytest.PytestWarning):
+    """Something about a test's use of mockkafka that is probably a mistake."""
 
 
 # -- options, markers, configuration ------------------------------------------------------------
@@ -103,13 +128,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         f"(default {DEFAULT_REPORT_LINES})",
         type="string",
     )
+    parser.addini(
+        "kafka_shared_scope",
+        "mockkafka: how long kafka_cluster_shared lives: session (default), package or module",
+        type="string",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "kafka_cluster(**options): options of the kafka_cluster fixture for this test: "
-        "brokers, topics={name: partitions}, auto_create_topics, "
+        "brokers, topics={name: partitions}, port, strict_faults, auto_create_topics, "
         "group_initial_rebalance_delay_ms, ... (any mockkafka ClusterConfig field)",
     )
     config.addinivalue_line(
@@ -127,6 +157,18 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(
             f"mockkafka: ini option kafka_report_lines must be an int, got {raw!r}"
         ) from None
+    scope = (config.getini("kafka_shared_scope") or "session").strip()
+    if scope not in SHARED_SCOPES:
+        raise pytest.UsageError(
+            f"mockkafka: ini option kafka_shared_scope must be one of "
+            f"{', '.join(SHARED_SCOPES)}, got {scope!r}"
+        )
+    config.stash[SCOPE_KEY] = next(s for s in SHARED_SCOPES if s == scope)
+    # The trio fixture, only where pytest-trio runs (importing it costs ~100 ms otherwise).
+    if config.pluginmanager.has_plugin("trio"):
+        from . import _trio
+
+        config.pluginmanager.register(_trio, "mockkafka-trio")
 
 
 def _report_lines(config: pytest.Config) -> int:
@@ -146,17 +188,10 @@ def usage_error(message: str) -> None:
     pytest.fail(f"mockkafka usage error: {message}", pytrace=False)
 
 
-def resolve_options(
-    request: pytest.FixtureRequest,
-    fixture_options: Mapping[str, Any],
-    call_options: Mapping[str, Any] | None = None,
-) -> ClusterOptions:
-    """Merge ini options, ``kafka_cluster_options``, markers and call options (in that order)."""
+def _marker_layers(request: pytest.FixtureRequest) -> list[tuple[str, Mapping[str, Any]]]:
+    """The test's kafka_cluster markers, farthest first."""
     __tracebackhide__ = True
-    layers: list[tuple[str, Mapping[str, Any]]] = [
-        ("ini options", request.config.stash.get(INI_KEY, {})),
-        ("fixture kafka_cluster_options", fixture_options),
-    ]
+    layers: list[tuple[str, Mapping[str, Any]]] = []
     for mark in reversed(list(request.node.iter_markers("kafka_cluster"))):
         if mark.args:
             usage_error(
@@ -164,8 +199,15 @@ def resolve_options(
                 f"(e.g. brokers=3), got positional {mark.args!r}"
             )
         layers.append(("@pytest.mark.kafka_cluster", mark.kwargs))
-    if call_options is not None:
-        layers.append(("kafka_cluster_factory(...)", call_options))
+    return layers
+
+
+def _validated(layers: list[tuple[str, Mapping[str, Any]]]) -> ClusterOptions:
+    """Merge ``layers`` and check them as ``mockkafka.Cluster`` would (usage error if bad)."""
+    __tracebackhide__ = True
+    from mockkafka.cluster.config import ClusterConfig
+    from mockkafka.errors import ConfigError
+
     problem = ""
     try:
         opts = merge(layers)
@@ -179,7 +221,25 @@ def resolve_options(
     return opts
 
 
-def _tests(item: pytest.Item) -> TestClusters:
+def resolve_options(
+    request: pytest.FixtureRequest,
+    fixture_options: Mapping[str, Any],
+    call_options: Mapping[str, Any] | None = None,
+) -> ClusterOptions:
+    """Merge ini options, ``kafka_cluster_options``, markers and call options (in that order)."""
+    __tracebackhide__ = True
+    layers: list[tuple[str, Mapping[str, Any]]] = [
+        ("ini options", request.config.stash.get(INI_KEY, {})),
+        ("fixture kafka_cluster_options", fixture_options),
+        *_marker_layers(request),
+    ]
+    if call_options is not None:
+        layers.append(("kafka_cluster_factory(...)", call_options))
+    return _validated(layers)
+
+
+def tests_of(item: pytest.Item) -> TestClusters:
+    """The clusters the plugin tracks for ``item`` (created on first use)."""
     tests = item.stash.get(TESTS_KEY, None)
     if tests is None:
         tests = item.stash[TESTS_KEY] = TestClusters()
@@ -188,6 +248,8 @@ def _tests(item: pytest.Item) -> TestClusters:
 
 def create_topics(cluster: AnyCluster, opts: ClusterOptions) -> None:
     __tracebackhide__ = True
+    from mockkafka.errors import KafkaApiError
+
     for name, spec in opts.topics.items():
         try:
             cluster.create_topic(
@@ -203,10 +265,27 @@ def create_topics(cluster: AnyCluster, opts: ClusterOptions) -> None:
         usage_error(problem)
 
 
+def start_cluster(opts: ClusterOptions) -> Cluster:
+    """A started ``mockkafka.Cluster`` with ``opts`` (a usage error if a port is taken)."""
+    __tracebackhide__ = True
+    from mockkafka import Cluster
+    from mockkafka.errors import leaf_exception
+
+    try:
+        return Cluster(**opts.cluster_kwargs()).start()
+    except BaseException as group:
+        exc = leaf_exception(group)
+        if not (isinstance(exc, OSError) and opts.port):
+            raise
+        problem = f"{exc.strerror or exc} (port set by {opts.sources.get('port')})"
+    usage_error(problem)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def _start(request: pytest.FixtureRequest, opts: ClusterOptions, label: str) -> Cluster:
     __tracebackhide__ = True
-    cluster = Cluster(**opts.cluster_kwargs()).start()
-    _tests(request.node).add(label, cluster)
+    cluster = start_cluster(opts)
+    tests_of(request.node).add(label, cluster, strict_faults=opts.strict_faults)
     try:
         create_topics(cluster, opts)
     except BaseException:
@@ -215,11 +294,39 @@ def _start(request: pytest.FixtureRequest, opts: ClusterOptions, label: str) -> 
     return cluster
 
 
-def _stop(request: pytest.FixtureRequest, clusters: list[Cluster]) -> None:
-    """Stop clusters (newest first), then raise broker errors no report has shown yet."""
+def check_rules(request: pytest.FixtureRequest) -> None:
+    """Fault rules that never fired: fail the test (``strict_faults``) or warn."""
     __tracebackhide__ = True
-    for cluster in reversed(clusters):
-        cluster.stop()
+    tests = request.node.stash.get(TESTS_KEY, None)
+    if tests is None or tests.failed:  # a failed test's rules are in its report already
+        return
+    unfired, strict = tests.unfired_rules()
+    if not unfired:
+        return
+    listed = "\n  ".join(unfired)
+    if strict:
+        pytest.fail(
+            f"mockkafka strict_faults: fault rules that never fired:\n  {listed}", pytrace=False
+        )
+    from mockkafka.errors import UnfiredRuleWarning
+
+    warnings.warn(
+        UnfiredRuleWarning(
+            f"fault rules that never fired (strict_faults=True makes this a failure):\n  {listed}"
+        ),
+        stacklevel=1,
+    )
+
+
+def _stop(request: pytest.FixtureRequest, clusters: list[Cluster]) -> None:
+    """Check the rules, stop clusters (newest first), then raise broker errors no report has
+    shown yet."""
+    __tracebackhide__ = True
+    try:
+        check_rules(request)
+    finally:
+        for cluster in reversed(clusters):
+            cluster.stop()
     tests = request.node.stash.get(TESTS_KEY, None)
     errors = tests.take_broker_errors() if tests is not None else []
     if errors:
@@ -296,7 +403,7 @@ def kafka_cluster_factory(
 
     def test_mirror(kafka_cluster_factory):
         source = kafka_cluster_factory(brokers=3, topics={"orders": 6})
-        target = kafka_cluster_factory(auto_create_topics=True)
+        target = kafka_cluster_factory(auto_create_topics=False)
     """
     factory = ClusterFactory(request, kafka_cluster_options)
     try:
@@ -305,13 +412,104 @@ def kafka_cluster_factory(
         _stop(request, factory.clusters)
 
 
-if importlib.util.find_spec("pytest_trio") is not None:
-    from pytest_plugin._trio import kafka_cluster_trio
-
-    __all__ += ["kafka_cluster_trio"]
+# -- the shared cluster -------------------------------------------------------------------------
 
 
-# -- hooks: reserved marker, broker errors, failure report --------------------------------------
+def _shared_scope(fixture_name: str, config: pytest.Config) -> Scope:
+    """The scope of the shared cluster: ini option ``kafka_shared_scope`` (default session)."""
+    return config.stash.get(SCOPE_KEY, "session")
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster_shared_options() -> dict[str, Any]:
+    """Options of the shared cluster (``kafka_cluster_shared``); override in conftest.py::
+
+    @pytest.fixture(scope="session")
+    def kafka_cluster_shared_options():
+        return {"brokers": 3, "port": 19092, "topics": {"orders": 6}}
+
+    They win over ini options. ``topics`` are created again after every reset.
+    """
+    return {}
+
+
+@pytest.fixture(scope=_shared_scope)
+def _kafka_cluster_shared_instance(
+    request: pytest.FixtureRequest, kafka_cluster_shared_options: dict[str, Any]
+) -> Iterator[tuple[Cluster, ClusterOptions]]:
+    """The shared cluster and its options, started once per session (or module)."""
+    opts = _validated(
+        [
+            ("ini options", request.config.stash.get(INI_KEY, {})),
+            ("fixture kafka_cluster_shared_options", kafka_cluster_shared_options),
+        ]
+    )
+    cluster = start_cluster(opts)
+    try:
+        yield cluster, opts
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope=_shared_scope)
+def kafka_bootstrap_shared(
+    _kafka_cluster_shared_instance: tuple[Cluster, ClusterOptions],
+) -> str:
+    """``bootstrap.servers`` of the shared cluster, for session (or module) fixtures and
+    applications that read the address once; it never changes while the session runs."""
+    return _kafka_cluster_shared_instance[0].bootstrap_servers
+
+
+@pytest.fixture
+def kafka_cluster_shared(
+    request: pytest.FixtureRequest,
+    _kafka_cluster_shared_instance: tuple[Cluster, ClusterOptions],
+) -> Iterator[Cluster]:
+    """The session's shared cluster (``mockkafka.Cluster``), reset before this test.
+
+    Reset clears topics, groups, transactions, fault rules and traffic and keeps the brokers
+    and their ports, so ``kafka_bootstrap_shared`` stays valid. The shared options' topics
+    (ini ``kafka_topics``, ``kafka_cluster_shared_options``) are created again, or the
+    marker's ``topics`` instead. A marker may set only ``topics`` and ``strict_faults``
+    here; the rest is fixed when the shared cluster starts.
+    """
+    cluster, shared = _kafka_cluster_shared_instance
+    layers = _marker_layers(request)
+    marker = _validated(layers)
+    for key in sorted(set(marker.sources) - PER_TEST_KEYS):
+        if getattr(marker, key, marker.config.get(key)) != getattr(
+            shared, key, shared.config.get(key)
+        ):
+            usage_error(
+                f"@pytest.mark.kafka_cluster({key}=...) cannot change kafka_cluster_shared: "
+                "the shared cluster is started once; set it with kafka_cluster_shared_options "
+                "or an ini option, or use kafka_cluster for a cluster of this test's own"
+            )
+    cluster.reset()
+    topics = marker if "topics" in marker.sources else shared
+    strict = marker.strict_faults if "strict_faults" in marker.sources else shared.strict_faults
+    tests_of(request.node).add("kafka_cluster_shared", cluster, strict_faults=strict)
+    create_topics(cluster, topics)
+    yield cluster
+    _stop(request, [])  # the rules and broker errors of this test; the cluster stays up
+
+
+# -- hooks: markers, broker errors, failure report ----------------------------------------------
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Warn about a kafka_cluster marker on a test that uses no cluster fixture."""
+    for item in items:
+        own = getattr(item, "own_markers", ())
+        if not any(m.name == "kafka_cluster" for m in own):
+            continue
+        if not set(CLUSTER_FIXTURES) & set(getattr(item, "fixturenames", ())):
+            item.warn(
+                MockKafkaWarning(
+                    f"@pytest.mark.kafka_cluster on {item.name}, which uses no mockkafka "
+                    f"cluster fixture ({', '.join(CLUSTER_FIXTURES)}): the options do nothing"
+                )
+            )
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -342,6 +540,8 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
             text = "client protocol violations:\n  " + "\n  ".join(found)
             if mode == "error":
                 pytest.fail(text, pytrace=False)
+            from mockkafka.errors import ProtocolViolationWarning
+
             warnings.warn(ProtocolViolationWarning(text), stacklevel=1)
     return result
 
@@ -355,7 +555,7 @@ def pytest_runtest_makereport(
     if tests is None or not tests.clusters:
         return report
     directory = _traffic_dir(item.config)
-    if report.failed:
+    if report.failed and not tests.failed:
         tests.failed = True
         errors = tests.take_broker_errors()
         if errors:
@@ -365,7 +565,8 @@ def pytest_runtest_makereport(
         else:
             hint = "full traffic as JSON lines: pytest --kafka-traffic=DIR"
         section = tests.traffic_section(_report_lines(item.config), hint)
-        report.sections.append(("mockkafka traffic", section))
+        if section is not None:
+            report.sections.append(("mockkafka traffic", section))
     if call.when == "teardown":
         if tests.failed and directory is not None and not tests.written:
             tests.written = True

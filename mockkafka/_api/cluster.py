@@ -177,8 +177,7 @@ class _ClusterBase(ClusterVerbs):
     def _reset_state(self) -> list[int]:
         """On the loop: clear topics, groups, transactions, rules and traffic; returns the
         stopped brokers (to start again)."""
-        self._faults.engine.clear()
-        self._faults.engine.events.clear()
+        self._faults.engine.reset()
         self._server.traffic.clear()
         self._state.reset()
         self._server.errors.clear()

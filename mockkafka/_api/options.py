@@ -1,5 +1,5 @@
 """Checks of ``Cluster(...)`` / ``open_cluster(...)`` arguments: did-you-mean for names,
-types, port ranges. Field-level checks live in :class:`~mockkafka.cluster.state.ClusterConfig`."""
+types, port ranges. Field-level checks live in :class:`~mockkafka.cluster.config.ClusterConfig`."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
+from mockkafka.cluster.config import ClusterConfig
 from mockkafka.cluster.configs import split_config_options
-from mockkafka.cluster.state import ClusterConfig
 from mockkafka.errors import ConfigError
 
 #: Arguments of Cluster(...) that are not ClusterConfig fields.

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
+from mockkafka.cluster.config import TEST_GROUP_MIN_SESSION_TIMEOUT_MS
 from mockkafka.errors import ErrorCode, KafkaApiError
 
 if TYPE_CHECKING:
@@ -302,11 +303,6 @@ TOPIC_TO_BROKER: dict[str, str] = {
     "segment.bytes": "log.segment.bytes",
     "unclean.leader.election.enable": "unclean.leader.election.enable",
 }
-
-TEST_GROUP_MIN_SESSION_TIMEOUT_MS = 1000
-"""mockkafka's ``group.min.session.timeout.ms`` (Kafka's is 6000): test suites lower it so a
-consumer with ``session.timeout.ms=3000`` joins. ``config={"group.min.session.timeout.ms":
-"6000"}`` restores Kafka's."""
 
 # The broker configs a fresh mockkafka cluster starts with (test-friendly where they differ
 # from Kafka: no auto-creation, no initial rebalance delay, single-replica internal topics).
@@ -863,6 +859,7 @@ def apply_dynamic(
 CONFIG_OPTIONS: dict[str, str] = {
     "auto.create.topics.enable": "auto_create_topics",
     "default.replication.factor": "default_replication_factor",
+    "group.consumer.heartbeat.interval.ms": "group_consumer_heartbeat_interval_ms",
     "group.initial.rebalance.delay.ms": "group_initial_rebalance_delay_ms",
     "group.max.session.timeout.ms": "group_max_session_timeout_ms",
     "group.min.session.timeout.ms": "group_min_session_timeout_ms",
@@ -871,7 +868,7 @@ CONFIG_OPTIONS: dict[str, str] = {
     "socket.request.max.bytes": "max_request_size",
     "transaction.max.timeout.ms": "transaction_max_timeout_ms",
 }
-"""Broker configs that a :class:`~mockkafka.cluster.state.ClusterConfig` option stands for."""
+"""Broker configs that a :class:`~mockkafka.cluster.config.ClusterConfig` option stands for."""
 
 
 def config_text(value: object) -> str:

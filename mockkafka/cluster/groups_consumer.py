@@ -144,7 +144,10 @@ class ConsumerGroup(Group):
 
     @property
     def heartbeat_interval_ms(self) -> int:
-        return self._config_ms("group.consumer.heartbeat.interval.ms", 5000)
+        return self._config_ms(
+            "group.consumer.heartbeat.interval.ms",
+            self.state_ref.config.group_consumer_heartbeat_interval_ms,
+        )
 
     @property
     def session_timeout_ms(self) -> int:

@@ -27,17 +27,16 @@ import heapq
 import itertools
 import time
 import uuid
-from collections.abc import Callable, Hashable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from mockkafka.cluster.config import ClusterConfig
 from mockkafka.cluster.configs import (
     BROKER_DEFAULTS,
-    TEST_GROUP_MIN_SESSION_TIMEOUT_MS,
     TOPIC_DEFAULTS,
     TOPIC_TO_BROKER,
     DynamicConfigs,
-    check_broker_configs,
     derived_broker_configs,
     validate_topic_config,
 )
@@ -72,105 +71,6 @@ class ManualClock:
 
     def advance(self, ms: int) -> None:
         self.t += ms
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_racks(v: Any) -> bool:
-    return isinstance(v, tuple | list) and all(r is None or isinstance(r, str) for r in v)
-
-
-def _is_broker_configs(v: Any) -> bool:
-    if isinstance(v, Mapping):
-        return all(isinstance(k, str) for k in v)
-    return isinstance(v, tuple | list) and all(
-        isinstance(kv, tuple | list) and len(kv) == 2 and isinstance(kv[0], str) for kv in v
-    )
-
-
-# ClusterConfig field type (as written) -> (check, what to say when it fails).
-_CONFIG_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "int": (_is_int, "an int"),
-    "bool": (lambda v: isinstance(v, bool), "True or False"),
-    "str | None": (lambda v: v is None or isinstance(v, str), "a str or None"),
-    "tuple[str | None, ...]": (_is_racks, "a list of rack names (str or None), one per broker"),
-    "tuple[tuple[str, str], ...]": (_is_broker_configs, "a dict {config: value}"),
-}
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterConfig:
-    """Options of a cluster; each has the default a test usually wants.
-
-    ``auto_create_topics`` mirrors ``auto.create.topics.enable`` (off, as recommended for
-    production brokers); ``group_initial_rebalance_delay_ms`` is 0 here (3000 in real Kafka)
-    so a group forms at once.
-    """
-
-    brokers: int = 1
-    auto_create_topics: bool = False
-    default_partitions: int = 1
-    default_replication_factor: int = 1
-    group_initial_rebalance_delay_ms: int = 0
-    group_min_session_timeout_ms: int = TEST_GROUP_MIN_SESSION_TIMEOUT_MS
-    group_max_session_timeout_ms: int = 1_800_000
-    transaction_max_timeout_ms: int = 900_000
-    offsets_topic_partitions: int = 50
-    max_request_size: int = 104_857_600
-    cluster_id: str | None = None
-    racks: tuple[str | None, ...] = ()
-    broker_configs: tuple[tuple[str, str], ...] = ()
-    first_node_id: int = 1
-    kafka_version: str | None = None
-
-    def __post_init__(self) -> None:
-        from mockkafka.errors import ConfigError
-        from mockkafka.protocol.releases import normalize_release
-
-        for f in fields(self):
-            value = getattr(self, f.name)
-            kind = _CONFIG_KINDS.get(str(f.type))
-            if kind is not None and not kind[0](value):
-                raise ConfigError(
-                    f"cluster option {f.name} must be {kind[1]}, got {value!r} "
-                    f"({type(value).__name__})"
-                )
-        if isinstance(self.racks, list):
-            object.__setattr__(self, "racks", tuple(self.racks))
-        if isinstance(self.broker_configs, Mapping):
-            object.__setattr__(
-                self,
-                "broker_configs",
-                tuple((str(k), str(v)) for k, v in self.broker_configs.items()),
-            )
-        if self.racks and len(self.racks) != self.brokers:
-            raise ConfigError(
-                f"racks must name one rack (or None) per broker: {self.brokers} brokers, "
-                f"got {len(self.racks)} racks {list(self.racks)!r}"
-            )
-        if self.kafka_version is not None:
-            try:
-                object.__setattr__(self, "kafka_version", normalize_release(self.kafka_version))
-            except ValueError as exc:
-                raise ConfigError(f"kafka_version: {exc}") from None
-        check_broker_configs(dict(self.broker_configs), where="broker_configs")
-        if self.first_node_id < 0:
-            raise ConfigError(f"first_node_id must be >= 0, got {self.first_node_id}")
-        if self.brokers < 1:
-            raise ConfigError(f"brokers must be at least 1, got {self.brokers}")
-        if self.default_partitions < 1:
-            raise ConfigError(
-                f"default_partitions must be at least 1, got {self.default_partitions}"
-            )
-        if not 1 <= self.default_replication_factor <= self.brokers:
-            raise ConfigError(
-                f"default_replication_factor must be between 1 and brokers={self.brokers}, "
-                f"got {self.default_replication_factor}"
-            )
-        if self.group_initial_rebalance_delay_ms < 0:
-            raise ConfigError("group_initial_rebalance_delay_ms must be >= 0")
 
 
 @dataclass(slots=True)
@@ -317,6 +217,9 @@ class ClusterState:
         ).lower()
         self.broker_configs["group.initial.rebalance.delay.ms"] = str(
             self.config.group_initial_rebalance_delay_ms
+        )
+        self.broker_configs["group.consumer.heartbeat.interval.ms"] = str(
+            self.config.group_consumer_heartbeat_interval_ms
         )
         self.broker_configs.update(self.config.broker_configs)
         self.broker_configs.update(derived_broker_configs(dict(self.config.broker_configs)))

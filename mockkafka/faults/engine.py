@@ -301,6 +301,13 @@ class FaultEngine:
         self._clock = clock
         self._rules: list[Rule] = []
         self.events: list[ClusterEvent] = []
+        # Rules made by ``Faults.on`` are named rule-1, rule-2, ... per cluster, so a test's
+        # failure report names them the same way however many tests ran before it.
+        self._rule_numbers = itertools.count(1)
+
+    def next_rule_name(self) -> str:
+        """A name for a new rule of this cluster: ``rule-1``, ``rule-2``, ..."""
+        return f"rule-{next(self._rule_numbers)}"
 
     def __bool__(self) -> bool:
         return bool(self._rules)
@@ -329,6 +336,12 @@ class FaultEngine:
         for r in self._rules:
             r.installed = False
         self._rules.clear()
+
+    def reset(self) -> None:
+        """As new (cluster reset): no rules, no events, names count from rule-1 again."""
+        self.clear()
+        self.events.clear()
+        self._rule_numbers = itertools.count(1)
 
     def record_event(self, name: str, **attrs: Any) -> None:
         """A cluster verb happened (rules waiting for it with ``after_event`` may start)."""
@@ -448,7 +461,7 @@ class Faults:
             connection=connection,
         )
         self._check_can_fire(m)
-        rule = Rule(m)
+        rule = Rule(m, name=self.engine.next_rule_name())
         self.attach(rule)
         return rule
 

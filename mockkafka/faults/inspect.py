@@ -9,6 +9,7 @@ Produce, Fetch, ListOffsets, OffsetCommit, OffsetFetch, OffsetForLeaderEpoch, Me
 * :func:`request_info` -- the facts a rule matches on (topics, partitions, groups, ...);
 * :func:`split_request` -- the request without the partitions a rule claims;
 * :func:`partition_entries` -- every (topic, index, entry) of a response, for editing;
+* :func:`partition_offsets` -- ``orders-0@12 hw15`` per partition, for traffic timelines;
 * :func:`cut_trailing_batch` / :func:`corrupt_first_batch` -- record data edits.
 """
 
@@ -277,3 +278,60 @@ def corrupt_first_batch(records: Any) -> bytes | None:
     pos = s + 42 if magic >= 2 and e - s > 42 else e - 1
     data[pos] ^= 0xFF
     return bytes(data)
+
+
+# Offsets worth showing in a one-line summary of an exchange (traffic.SUMMARY_LEGEND).
+_SENT_OFFSETS = ("fetch_offset", "committed_offset", "offset")  # in the request
+_RETURNED_OFFSETS = ("base_offset", "offset", "committed_offset", "end_offset", "low_watermark")
+
+
+def partition_offsets(
+    request: dict[str, Any] | None,
+    response: dict[str, Any] | None,
+    resolve: TopicResolver | None = None,
+    *,
+    limit: int = 4,
+) -> str:
+    """``orders-0@12 hw15 orders-1>7``: the partitions of an exchange with their offsets.
+
+    Reads the request (offsets the client sent) and the response (offsets the broker
+    returned); topics sent by id are named through ``resolve`` (else the id's first 8 hex
+    digits). At most ``limit`` partitions, then ``+N more``. Empty for APIs without
+    partitions.
+    """
+    shown: dict[tuple[str, int], str] = {}
+    for msg, keys, sign in ((request, _SENT_OFFSETS, "@"), (response, _RETURNED_OFFSETS, ">")):
+        for arr in _topic_arrays(msg) if msg else ():
+            for t in arr:
+                pa = _partition_array(t) if isinstance(t, dict) else None
+                if pa is None:
+                    continue
+                name = _topic_name(t, resolve)
+                if name is None:
+                    tid = t.get("topic_id")
+                    name = tid.hex[:8] if isinstance(tid, uuid.UUID) else "?"
+                for p in pa[1]:
+                    idx = _partition_index(p)
+                    if idx is None:
+                        continue
+                    text = shown.setdefault((name, idx), "")
+                    if isinstance(p, dict):
+                        text += _offset_text(p, keys, sign)
+                    shown[(name, idx)] = text
+    out = [f"{t}-{p}{text}" for (t, p), text in list(shown.items())[:limit]]
+    if len(shown) > limit:
+        out.append(f"+{len(shown) - limit} more")
+    return " ".join(out)
+
+
+def _offset_text(entry: dict[str, Any], keys: tuple[str, ...], sign: str) -> str:
+    text = ""
+    for k in keys:
+        v = entry.get(k)
+        if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+            text = f"{sign}{v}"
+            break
+    hw = entry.get("high_watermark") if sign == ">" else None
+    if isinstance(hw, int) and not isinstance(hw, bool) and hw >= 0:
+        text += f" hw{hw}"
+    return text

@@ -130,9 +130,16 @@ def load_handlers() -> dict[int, HandlerSpec]:
     return HANDLERS
 
 
+# KIP-714 client telemetry. Kafka advertises these only when a client-metrics plugin is
+# configured, and librdkafka logs a line to stderr whenever they are advertised; so they are
+# served only when the cluster turns them on (ClusterConfig.telemetry).
+TELEMETRY_APIS = frozenset({"GetTelemetrySubscriptions", "PushTelemetry"})
+
+
 def served_versions(cluster: ClusterState) -> dict[int, tuple[int, int]]:
     """api key -> (min, max) as this cluster advertises them: the handlers' versions, within
-    the ``kafka_version`` preset's (if any), capped by ``cap_api_versions``."""
+    the ``kafka_version`` preset's (if any), capped by ``cap_api_versions``; the telemetry APIs
+    only with ``ClusterConfig.telemetry``."""
     out: dict[int, tuple[int, int]] = {}
     release = None
     if cluster.config.kafka_version is not None:
@@ -140,6 +147,8 @@ def served_versions(cluster: ClusterState) -> dict[int, tuple[int, int]]:
 
         release = release_api_versions(cluster.config.kafka_version)
     for key, spec in load_handlers().items():
+        if spec.api.name in TELEMETRY_APIS and not cluster.config.telemetry:
+            continue
         lo = spec.min_version
         hi = min(spec.max_version, cluster.api_version_caps.get(key, spec.max_version))
         if release is not None:

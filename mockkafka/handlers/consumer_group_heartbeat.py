@@ -5,7 +5,8 @@ computes the assignment (``uniform`` or ``range``) and hands each member its par
 its member epoch, revoking partitions from their old owner before giving them to the new one
 (see ``cluster/groups_consumer.py``). Epoch -1 leaves, -2 leaves a static member (it keeps
 its assignment for its next process). The heartbeat interval is the broker config
-``group.consumer.heartbeat.interval.ms`` (5000) and the session timeout
+``group.consumer.heartbeat.interval.ms`` (500 here, Kafka: 5000;
+``ClusterConfig.group_consumer_heartbeat_interval_ms``) and the session timeout
 ``group.consumer.session.timeout.ms`` (45000). v0 has the server pick the member id; v1 has
 the client pick it and adds ``subscribed_topic_regex`` (Python ``re`` syntax, full match).
 

@@ -181,10 +181,9 @@ async def apply_faults(
             await trio.sleep(a.ms / 1000)
         elif isinstance(a, DropConnection) and a.after_processing:
             drop_after = True
+    ex.closed_connection = drop_after  # before finish(): the exchange completes once
     out = server.finish(ex, ctx, response)
     if drop_after:
-        ex.closed_connection = True
-        server.traffic.completed(ex)
         raise CloseConnection(f"fault: drop connection after {ctx.api.name}")
     return out
 

@@ -117,7 +117,13 @@ class ClusterServer:
         port = self.ports.get(node_id, broker.port)
         done = self._broker_done[node_id] = trio.Event()
         try:
-            listeners = await trio.open_tcp_listeners(port, host=self.host)
+            try:
+                listeners = await trio.open_tcp_listeners(port, host=self.host)
+            except OSError as exc:  # say which broker and port: the caller may have chosen it
+                raise OSError(
+                    exc.errno,
+                    f"broker {node_id} cannot listen on {self.host}:{port}: {exc.strerror}",
+                ) from None
             bound = listeners[0].socket.getsockname()[1]
             broker.host = self.host
             broker.port = bound

@@ -35,6 +35,15 @@ from mockkafka.faults.model import Match, RequestInfo
 if TYPE_CHECKING:
     from mockkafka.server.waits import Seen, StateSignal, Waits
 
+# What the fields of Exchange.summary mean (a timeline prints it once, above its lines).
+SUMMARY_LEGEND = (
+    "+Nms since the first exchange | bN broker N | cN connection N | client id | API vVERSION"
+    " | T-P topic-partition, @N offset the client sent (fetch position, commit), >N offset"
+    " the broker returned (Produce base offset, ListOffsets, OffsetFetch), hwN high watermark"
+    " | errors= error codes in the response | faults= rules that fired | response time"
+    " (or closed, no-response)"
+)
+
 
 @dataclass(slots=True)
 class Exchange:
@@ -79,9 +88,16 @@ class Exchange:
             _collect_errors(self.response, out)
         return out
 
-    def summary(self, origin_ms: int | None = None) -> str:
-        """One line: time (ms since ``origin_ms``, the first exchange by default), broker,
-        connection, client, API/version, errors, faults."""
+    def summary(
+        self,
+        origin_ms: int | None = None,
+        resolve: Callable[[uuid.UUID], str | None] | None = None,
+    ) -> str:
+        """One line (see :data:`SUMMARY_LEGEND`): time (ms since ``origin_ms``, the first
+        exchange by default), broker, connection, client, API and version, partitions with
+        offsets (topic ids named through ``resolve``), errors, faults, duration."""
+        from mockkafka.faults.inspect import partition_offsets
+
         errs = sorted(self.error_codes)
         origin = self.time_ms if origin_ms is None else origin_ms
         parts = [
@@ -89,8 +105,11 @@ class Exchange:
             f"b{self.broker_id}",
             f"c{self.connection_id}",
             f"{self.client_id or '-'}",
-            f"{self.api}v{self.version}",
+            f"{self.api} v{self.version}",
         ]
+        where = partition_offsets(self.request, self.response, resolve)
+        if where:
+            parts.append(where)
         if errs:
             names = []
             for e in errs:
@@ -164,6 +183,9 @@ class TrafficLog:
         self._seq = 0
         self.enabled = enabled
         self.on_record: list[Callable[[Exchange], None]] = []
+        # Called once per exchange when it is answered, closed or left unanswered (the
+        # live JSONL and log of `mockkafka serve`).
+        self.on_completed: list[Callable[[Exchange], None]] = []
         self._lock = threading.Lock()
         self.origin_ms: int | None = None  # time of the first exchange: timelines count from it
         #: Notified on every record (set by the server that writes this log).
@@ -217,6 +239,8 @@ class TrafficLog:
         """Signal waiters that ``ex`` got its response (or was closed or parked)."""
         if self.enabled:
             self._changed()
+            for cb in self.on_completed:
+                cb(ex)
 
     def mark(self) -> int:
         """The newest sequence number: pass it as ``since_seq`` to see only later traffic."""

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -71,16 +74,149 @@ def test_serve_stops_cleanly_on_sigint() -> None:
         assert proc.wait(10) == 0
 
 
-def test_serve_writes_traffic_jsonl_at_exit(tmp_path: os.PathLike[str]) -> None:
+def test_serve_writes_traffic_jsonl_as_it_happens_and_loses_nothing_on_a_crash(
+    tmp_path: os.PathLike[str],
+) -> None:
     out = os.path.join(os.fspath(tmp_path), "traffic.jsonl")
     with serving("--traffic-jsonl", out) as (proc, bootstrap):
         p = Producer({"bootstrap.servers": bootstrap})
         p.list_topics(timeout=10)
+        # Written while the server runs, not at exit...
+        rows = _jsonl(out)
+        assert {"ApiVersions", "Metadata"} <= {r["api"] for r in rows}
+        # ...so a crash loses nothing already answered.
+        proc.kill()
+        proc.wait(10)
+    assert _jsonl(out) == rows
+    assert all(r["response"] is not None for r in rows)
+
+
+def _jsonl(path: str) -> list[dict[str, object]]:
+    with open(path) as fp:
+        return [json.loads(line) for line in fp]
+
+
+def test_serve_log_prints_one_line_per_exchange_live() -> None:
+    with serving("--log", "--topic", "orders") as (proc, bootstrap):
+        p = Producer({"bootstrap.servers": bootstrap, "client.id": "logged"})
+        p.produce("orders", b"v")
+        assert p.flush(10) == 0
+        assert proc.stderr is not None
+        lines: list[str] = []
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and not any(" Produce v" in x for x in lines):
+            lines.append(proc.stderr.readline())
+        produce = [x for x in lines if " Produce v" in x]
+        assert produce and " logged " in produce[0] and "orders-0>0" in produce[0]
+        assert proc.poll() is None  # still serving
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0
-    with open(out) as fp:
-        text = fp.read()
-    assert '"api": "Metadata"' in text and '"api": "ApiVersions"' in text
+
+
+@pytest.mark.parametrize(("flags", "created"), [((), True), (("--no-auto-create-topics",), False)])
+def test_serve_auto_creates_topics_as_kafka_does_and_can_be_told_not_to(
+    flags: tuple[str, ...], created: bool
+) -> None:
+    with serving(*flags) as (proc, bootstrap):
+        p = Producer({"bootstrap.servers": bootstrap, "message.timeout.ms": 2000})
+        reports: list[object] = []
+        p.produce("new-topic", b"v", on_delivery=lambda err, _m: reports.append(err))
+        p.flush(10)
+        assert len(reports) == 1
+        assert (reports[0] is None) is created, reports
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+
+
+def _run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mockkafka.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def _one_line_error(result: subprocess.CompletedProcess[str], status: int, text: str) -> None:
+    assert result.returncode == status, result.stderr
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and text in lines[0], result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_port_in_use_is_one_line_naming_the_port() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = _run_cli("serve", "--port", str(port))
+    _one_line_error(result, 1, f"cannot listen on 127.0.0.1:{port}")
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [
+        (("--topic", "a", "--topic", "a:3"), "--topic 'a' is given twice"),
+        (("--port", "65534", "--brokers", "3"), "broker 3 would listen on 65536, above 65535"),
+        (("--traffic-jsonl", "/nonexistent-dir/t.jsonl"), "cannot write --traffic-jsonl"),
+        (("--brokers", "0"), "--brokers: must be at least 1"),
+        (("--port", "70000"), "port 70000 out of range"),
+        (("--default-replication-factor", "2"), "default_replication_factor must be between"),
+        (("--topic", "t:1:3"), "only 1 brokers"),
+        (("--bogus",), "unrecognized arguments: --bogus"),
+    ],
+)
+def test_bad_flags_are_one_line_naming_the_problem(args: tuple[str, ...], text: str) -> None:
+    _one_line_error(_run_cli("serve", *args), 2, text)
+
+
+def test_unwritable_traffic_file_is_refused_before_anything_listens(
+    tmp_path: os.PathLike[str],
+) -> None:
+    os.chmod(tmp_path, 0o500)
+    try:
+        if os.access(tmp_path, os.W_OK):
+            pytest.skip("running as a user who can write anywhere (root)")
+        result = _run_cli("serve", "--traffic-jsonl", os.path.join(os.fspath(tmp_path), "t"))
+    finally:
+        os.chmod(tmp_path, 0o700)
+    _one_line_error(result, 2, "cannot write --traffic-jsonl")
+
+
+def test_version() -> None:
+    import mockkafka
+
+    result = _run_cli("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"mockkafka {mockkafka.__version__}"
+
+
+def test_apis_into_a_closed_pipe_exits_quietly() -> None:
+    """``mockkafka apis | head -1``: the reader is gone before the listing is written."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mockkafka.cli", "apis"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(30) == 0
+    assert err == ""
+
+
+def test_apis_piped_into_head() -> None:
+    result = subprocess.run(
+        f"{shlex.quote(sys.executable)} -m mockkafka.cli apis | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.stdout.split()[:2] == ["0", "Produce"]
+    assert result.stderr == ""
 
 
 @pytest.mark.parametrize(
@@ -97,7 +233,8 @@ def test_bad_topic_argument_is_a_usage_error(bad: str, capsys: pytest.CaptureFix
     with pytest.raises(SystemExit) as exc:
         main(["serve", "--topic", bad])
     assert exc.value.code == 2
-    assert "invalid topic" in capsys.readouterr().err
+    [line] = capsys.readouterr().err.splitlines()
+    assert "invalid topic" in line
 
 
 def test_replication_factor_above_brokers_is_refused(capsys: pytest.CaptureFixture[str]) -> None:

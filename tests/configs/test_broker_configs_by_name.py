@@ -141,6 +141,27 @@ def test_serve_refuses_an_unknown_config_with_a_did_you_mean() -> None:
     assert "did you mean num.partitions" in r.stderr
 
 
+def test_serve_refuses_a_flag_and_a_config_setting_the_same_option() -> None:
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mockkafka.cli",
+            "serve",
+            "--default-partitions",
+            "2",
+            "--config",
+            "num.partitions=3",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1, r.stderr
+    assert "default_partitions already give; use one" in r.stderr
+
+
 @pytest.mark.timeout(60)
 def test_marker_and_ini_config_merge_key_by_key(pytester: pytest.Pytester) -> None:
     pytester.makeini(

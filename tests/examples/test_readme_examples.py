@@ -153,3 +153,22 @@ def test_mirror_between_clusters(kafka_cluster_factory):
         consumer.close()
 
     assert [r.value for r in target.topic("clicks").records()] == [b"click-1"]
+
+
+# --- example: one cluster for the session, reset between tests ---------------------------------
+import pytest
+from confluent_kafka import Producer
+
+
+@pytest.fixture(scope="session")
+def app_producer(kafka_bootstrap_shared):
+    producer = Producer({"bootstrap.servers": kafka_bootstrap_shared})
+    yield producer
+    producer.flush(5)
+
+
+@pytest.mark.kafka_cluster(topics={"orders": 2})
+def test_order_is_written(kafka_cluster_shared, app_producer):
+    app_producer.produce("orders", b"order-1", partition=1)
+    assert app_producer.flush(10) == 0
+    assert kafka_cluster_shared.topic("orders").partition(1).high_watermark == 1

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from mockkafka.cluster.groups import ConsumerGroup
 from mockkafka.errors import ErrorCode
 from tests.groups.conftest import Harness
@@ -76,9 +78,25 @@ def test_single_member_gets_every_partition(h: Harness) -> None:
     m = Member(h, "m1", ["t"])
     r = m.heartbeat()
     assert r["error_code"] == 0 and r["member_epoch"] == 1
-    assert r["heartbeat_interval_ms"] == 5000
+    assert r["heartbeat_interval_ms"] == 500  # test-friendly default (Kafka: 5000)
     assert m.parts() == {("t", i) for i in range(4)}
     assert group(h).state_name == "Stable"
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({}, 500),
+        ({"group_consumer_heartbeat_interval_ms": 5000}, 5000),  # Kafka's default
+        ({"broker_configs": (("group.consumer.heartbeat.interval.ms", "250"),)}, 250),
+    ],
+)
+def test_heartbeat_interval_is_small_by_default_and_kafkas_one_option_away(
+    options: dict[str, Any], expected: int
+) -> None:
+    h = Harness(brokers=1, **options)
+    h.create_topic("t", 1)
+    assert Member(h, "m1", ["t"]).heartbeat()["heartbeat_interval_ms"] == expected
 
 
 def test_second_member_gets_partitions_only_after_revocation() -> None:

@@ -224,20 +224,22 @@ def test_offsets_for_times_and_watermarks(cluster: mockkafka.Cluster) -> None:
         c.close()
 
 
-def test_produce_to_unknown_topic_fails_without_auto_create(cluster: mockkafka.Cluster) -> None:
-    p = _producer(cluster, **{"message.timeout.ms": 1500})
-    reports: list[Any] = []
-    try:
-        p.produce(unique("cfk-missing"), b"x", on_delivery=lambda e, m: reports.append(e))
-        p.flush(10)
-    finally:
-        p.flush(1)
-    assert len(reports) == 1 and reports[0] is not None
-    assert reports[0].code() in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._MSG_TIMED_OUT)
+def test_produce_to_unknown_topic_fails_without_auto_create() -> None:
+    with mockkafka.Cluster(brokers=1, auto_create_topics=False) as cluster:
+        p = _producer(cluster, **{"message.timeout.ms": 1500})
+        reports: list[Any] = []
+        try:
+            p.produce(unique("cfk-missing"), b"x", on_delivery=lambda e, m: reports.append(e))
+            p.flush(10)
+        finally:
+            p.flush(1)
+        assert len(reports) == 1 and reports[0] is not None
+        assert reports[0].code() in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._MSG_TIMED_OUT)
+        assert cluster.topics() == []
 
 
-def test_auto_create_topics_option_creates_on_metadata() -> None:
-    with mockkafka.Cluster(brokers=1, auto_create_topics=True, default_partitions=2) as cluster:
+def test_auto_create_topics_is_on_by_default_as_in_kafka() -> None:
+    with mockkafka.Cluster(brokers=1, default_partitions=2) as cluster:
         topic = unique("cfk-auto")
         p = _producer(cluster)
         try:

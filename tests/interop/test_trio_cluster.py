@@ -231,7 +231,7 @@ async def test_metadata_auto_creates_topics_only_when_enabled_and_allowed() -> N
             assert body["topics"][0]["error_code"] == ErrorCode.INVALID_TOPIC_EXCEPTION
         finally:
             await c.aclose()
-    async with mockkafka.open_cluster() as off:  # the default, as on production brokers
+    async with mockkafka.open_cluster(auto_create_topics=False) as off:
         c = await TrioClient.connect(off)
         try:
             yes = {"topics": [{"name": "x"}], "allow_auto_topic_creation": True}

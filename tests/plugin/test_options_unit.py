@@ -22,6 +22,7 @@ def test_later_layers_win_key_by_key_and_remember_their_source() -> None:
     assert opts.sources["brokers"] == "@pytest.mark.kafka_cluster"
     assert opts.cluster_kwargs() == {
         "brokers": 1,
+        "port": 0,
         "record_traffic": True,
         "auto_create_topics": True,
     }

@@ -54,11 +54,12 @@ def test_failure_report_shows_traffic_timeline_and_faults(pytester: pytest.Pytes
         [
             "*AssertionError: the test's own failure*",
             "*- mockkafka traffic -*",
+            "columns: +Nms since the first exchange | bN broker N | cN connection N |*",
             "kafka_cluster (127.0.0.1:*): * exchanges",
-            "*b1 c* report-test ApiVersionsv*",
-            "*report-test Metadatav*",
-            "*report-test Producev* errors=NOT_LEADER_OR_FOLLOWER faults=not-leader*",
-            "*report-test Producev* [0-9]*ms",
+            "*b1 c* report-test ApiVersions v*",
+            "*report-test Metadata v* orders-0 *",
+            "*report-test Produce v* orders-0 errors=NOT_LEADER_OR_FOLLOWER faults=not-leader*",
+            "*report-test Produce v* orders-0>0 [0-9]*ms",
             "  fault rules:",
             "    not-leader (fired 1x*",
             "full traffic as JSON lines: pytest --kafka-traffic=DIR",
@@ -107,25 +108,92 @@ def test_kafka_traffic_dir_gets_full_jsonl_for_failing_tests_only(
 def test_jsonl_holds_every_cluster_of_the_test(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
-        import socket
+        from confluent_kafka.admin import AdminClient
 
         def test_two_clusters(kafka_cluster, kafka_cluster_factory):
             other = kafka_cluster_factory(brokers=2)
             for c in (kafka_cluster, other):
-                socket.create_connection(("127.0.0.1", c.brokers[0].port), timeout=5).close()
+                AdminClient({"bootstrap.servers": c.bootstrap_servers}).list_topics(timeout=10)
             assert False
         """
     )
     result = pytester.runpytest("--kafka-traffic", str(pytester.path / "out"))
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["kafka_cluster (127.0.0.1:*): 0 exchanges", "kafka_cluster_factory #1 (127.0.0.1:*,*"]
+        [
+            "kafka_cluster (127.0.0.1:*): * exchanges",
+            "*Metadata v*",
+            "kafka_cluster_factory #1 (127.0.0.1:*,*",
+            "*Metadata v*",
+        ]
     )
     names = sorted(p.name for p in (pytester.path / "out").iterdir())
     assert names == [
         "test_jsonl_holds_every_cluster_of_the_test.py_test_two_clusters.2.jsonl",
         "test_jsonl_holds_every_cluster_of_the_test.py_test_two_clusters.jsonl",
     ]
+
+
+def test_report_adds_no_section_for_clusters_without_traffic_or_rules(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        """
+        def test_quiet_cluster(kafka_cluster, kafka_cluster_factory):
+            kafka_cluster_factory(brokers=2)
+            assert False, "nothing talked to the clusters"
+        """
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*nothing talked to the clusters*"])
+    result.stdout.no_fnmatch_line("*mockkafka traffic*")
+    result.stdout.no_fnmatch_line("*0 exchanges*")
+
+
+def test_timeline_explains_its_columns_once_and_names_rules_per_test(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+        from confluent_kafka import Producer
+
+        @pytest.mark.parametrize("run", range(2))
+        @pytest.mark.kafka_cluster(topics={"orders": 2})
+        def test_fails(kafka_cluster, kafka_cluster_factory, run):
+            other = kafka_cluster_factory()
+            other.faults.on("Metadata").every_time().delay(ms=1)
+            kafka_cluster.faults.on("Produce", partition=1).once().error("NOT_LEADER_OR_FOLLOWER")
+            producer = Producer({
+                "bootstrap.servers": kafka_cluster.bootstrap_servers,
+                "retry.backoff.ms": 10,
+            })
+            producer.produce("orders", b"a", partition=1)
+            producer.produce("orders", b"b", partition=1)
+            assert producer.flush(10) == 0
+            assert False
+        """
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=2)
+    out = result.stdout.str()
+    # Both runs name their rules rule-1 (per cluster), whatever ran before them.
+    result.stdout.fnmatch_lines(
+        [
+            "*test_fails?0?*",
+            "columns: *",
+            "*Produce v* orders-1 errors=NOT_LEADER_OR_FOLLOWER faults=rule-1 *",
+            "*Produce v* orders-1>0 *",
+            "    rule-1 (fired 1x*",
+            "kafka_cluster_factory #1 *: 0 exchanges",
+            "    rule-1 (fired 0x*",
+            "*test_fails?1?*",
+            "*faults=rule-1 *",
+        ]
+    )
+    assert out.count("columns: ") == 2  # once per failing test, not per cluster
+    assert "rule-2" not in out and "rule-3" not in out
 
 
 def test_broker_error_fails_a_test_that_otherwise_passed(pytester: pytest.Pytester) -> None:
@@ -152,7 +220,7 @@ def test_client_shrugs_off_the_error(kafka_cluster):
             "*The above exception was the direct cause of the following exception:*",
             "E   mockkafka.errors.BrokerError: error inside the broker during this test*",
             "*- mockkafka traffic -*",
-            "*Metadatav* errors=UNKNOWN_SERVER_ERROR*",
+            "*Metadata v* errors=UNKNOWN_SERVER_ERROR*",
         ]
     )
 
@@ -235,5 +303,5 @@ async def test_trio_client(kafka_cluster_trio):
     result = pytester.runpytest()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["*ZeroDivisionError: bug in the metadata handler*", "*BrokerError*", "*Metadatav12*"]
+        ["*ZeroDivisionError: bug in the metadata handler*", "*BrokerError*", "*Metadata v12*"]
     )

@@ -1,0 +1,114 @@
+"""What the pytest plugin costs a session that never uses Kafka.
+
+Run ``python benchmarks/bench_startup.py`` (``--runs N`` sessions per case, default 10;
+about 1 minute on a loaded 2-core machine).
+
+Figures:
+
+- import time of the plugin module beyond pytest itself (``python -X importtime``, best of
+  ``--runs``): what every pytest session of a user with mockkafka installed pays;
+- import time of the cluster (``mockkafka._api.cluster``: broker, codec, schema tables,
+  trio), paid once, by the first test that asks for a cluster fixture;
+- a whole one-test pytest session (a test that uses no fixture of mockkafka) with this
+  checkout's plugin loaded and with it left out (``-p no:mockkafka``), median of ``--runs``
+  alternating runs, and the difference: in CPU time (user + system of the session, which
+  barely moves with the machine's load) and in wall time.
+
+The plugin is this checkout's (``-p pytest_plugin.plugin`` with the checkout first on
+``PYTHONPATH``), whatever copy is installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PLUGIN = "pytest_plugin.plugin"
+PYTEST = (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:mockkafka")
+ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+}
+
+
+def import_ms(statement: str, module: str) -> float:
+    """Cumulative import time of ``module`` (ms) when ``statement`` runs in a fresh process."""
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", statement],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=ROOT,
+        timeout=60,
+        check=True,
+    ).stderr
+    for line in out.splitlines():
+        m = re.match(r"import time:\s+\d+ \|\s+(\d+) \|\s+(.*)$", line)
+        if m and m.group(2).strip() == module:
+            return int(m.group(1)) / 1000
+    raise SystemExit(f"{module} not in the -X importtime output of {statement!r}")
+
+
+def session_s(directory: Path, *args: str) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one pytest session. CPU time (user + system of the
+    child) barely moves with the machine's load; wall time does."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(
+        [*PYTEST, *args, "test_one.py"],
+        cwd=directory,
+        env=ENV,
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=10, help="sessions per case (default 10)")
+    runs = max(1, min(ap.parse_args().runs, 100))
+
+    plugin = min(import_ms(f"import pytest; import {PLUGIN}", PLUGIN) for _ in range(runs))
+    cluster = min(
+        import_ms(
+            f"import pytest, {PLUGIN}; import mockkafka._api.cluster", "mockkafka._api.cluster"
+        )
+        for _ in range(runs)
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        (directory / "test_one.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
+        with_plugin: list[tuple[float, float]] = []
+        without: list[tuple[float, float]] = []
+        for _ in range(runs):  # alternate, so machine load hits both cases alike
+            with_plugin.append(session_s(directory, "-p", PLUGIN))
+            without.append(session_s(directory))
+    print(f"{'case':<62} {'ms':>8}")
+    print(f"{f'plugin module import beyond pytest (best of {runs})':<62} {plugin:>8.1f}")
+    print(f"{'cluster import, paid by the first cluster fixture (best)':<62} {cluster:>8.1f}")
+    for i, kind in ((1, "CPU"), (0, "wall")):
+        on = statistics.median(x[i] for x in with_plugin)
+        off = statistics.median(x[i] for x in without)
+        print(f"{f'one-test session, plugin loaded ({kind}, median)':<62} {on * 1000:>8.0f}")
+        print(f"{f'one-test session, -p no:mockkafka ({kind}, median)':<62} {off * 1000:>8.0f}")
+        print(
+            f"{f'added by the plugin ({kind}, difference of medians)':<62} {(on - off) * 1000:>8.0f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
