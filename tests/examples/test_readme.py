@@ -37,13 +37,16 @@ def test_readme_blocks_are_all_covered() -> None:
     assert set(blocks()) == {
         "Use it from Python",
         "Use it from Python 2",
+        "Use it from Python 3",
         "In pytest",
         "Faults",
         "Groups and transactions",
     }
 
 
-@pytest.mark.parametrize("name", ["Use it from Python", "Use it from Python 2"])
+@pytest.mark.parametrize(
+    "name", ["Use it from Python", "Use it from Python 2", "Use it from Python 3"]
+)
 def test_standalone_block_runs(name: str) -> None:
     exec(compile(blocks()[name], f"README.md: {name}", "exec"), {})
 
