@@ -20,7 +20,10 @@ Every mistake in the flags is one line on stderr naming the problem, and exit st
 
 Cluster options (``--no-auto-create-topics``, ``--group-initial-rebalance-delay-ms``, ...)
 are generated from :class:`~mockkafka.ClusterConfig`, one flag per field, so a new option of
-the cluster is a new flag here with nothing else to change.
+the cluster is a new flag here with nothing else to change. ``--config KEY=VALUE`` sets any
+Kafka broker config by name (checked, with a did-you-mean); ``--first-node-id 0`` numbers the
+brokers from 0 and ``--kafka-version 2.8`` advertises exactly that release's API versions
+(``mockkafka apis --kafka-version 2.8`` lists them).
 """
 
 from __future__ import annotations
@@ -56,7 +59,10 @@ _FLAG_NOTES = {
     "security_protocol": "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL",
     "ssl_client_auth": "ssl.client.auth: none, requested or required",
     "authorizer": "check every request against ACLs (authorizer.class.name)",
+    "first_node_id": "node id of the first broker (0 for suites written for broker 0)",
+    "kafka_version": "advertise exactly the API versions of this Kafka release (0.8.0 ... 4.x)",
 }
+_UNSET_DEFAULTS = {"kafka_version": "every version mockkafka serves"}
 
 
 class UsageProblem(Exception):
@@ -106,6 +112,14 @@ def _user(text: str) -> tuple[str, str]:
     return name, password
 
 
+def parse_config(text: str) -> tuple[str, str]:
+    """``KEY=VALUE`` -> (key, value) (argparse type of ``--config``)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"invalid config {text!r}: expected KEY=VALUE")
+    return key.strip(), value
+
+
 def _count(text: str) -> int:
     try:
         n = int(text)
@@ -118,7 +132,8 @@ def _count(text: str) -> int:
 
 def _add_config_flags(parser: argparse.ArgumentParser) -> None:
     """One flag per ClusterConfig field (``--auto-create-topics/--no-auto-create-topics``,
-    ``--group-initial-rebalance-delay-ms N``...), defaulting to the field's default."""
+    ``--group-initial-rebalance-delay-ms N``...). A flag not given stays None (the field's
+    default applies), so ``--config`` may set the same option by its Kafka name."""
     group = parser.add_argument_group("cluster options (mockkafka.ClusterConfig)")
     hints = typing.get_type_hints(ClusterConfig)
     for f in dataclasses.fields(ClusterConfig):
@@ -127,29 +142,13 @@ def _add_config_flags(parser: argparse.ArgumentParser) -> None:
         flag = "--" + f.name.replace("_", "-")
         hint = hints[f.name]
         note = f"{_FLAG_NOTES[f.name]}; " if f.name in _FLAG_NOTES else ""
-        help_ = f"{note}default: {f.default}"
+        help_ = f"{note}default: {_UNSET_DEFAULTS.get(f.name, f.default)}"
         if hint is bool:
-            group.add_argument(
-                flag,
-                action=argparse.BooleanOptionalAction,
-                default=f.default,
-                help=help_,
-            )
+            group.add_argument(flag, action=argparse.BooleanOptionalAction, help=help_)
         elif hint is int:
-            group.add_argument(
-                flag,
-                type=int,
-                default=f.default,
-                metavar="N",
-                help=help_,
-            )
+            group.add_argument(flag, type=int, metavar="N", help=help_)
         else:
-            group.add_argument(
-                flag,
-                default=f.default,
-                metavar="VALUE",
-                help=help_,
-            )
+            group.add_argument(flag, metavar="VALUE", help=help_)
 
 
 def _version() -> str:
@@ -218,10 +217,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="a SASL user (PLAIN and SCRAM) for --security-protocol SASL_* (repeatable)",
     )
     s.add_argument(
+        "--config",
+        type=parse_config,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set a Kafka broker config by name, e.g. num.partitions=3 (repeatable)",
+    )
+    s.add_argument(
         "--log", action="store_true", help="print one line per request/response on stderr"
     )
     _add_config_flags(s)
-    sub.add_parser("apis", help="list the API keys and versions the broker serves")
+    a = sub.add_parser("apis", help="list the API keys and versions the broker serves")
+    a.add_argument("--kafka-version", metavar="RELEASE", help="as that Kafka release would")
     sub.add_parser("scenarios", help="list the library scenarios with one-line descriptions")
     sc = sub.add_parser("scenario", help="work with a scenario file")
     scs = sc.add_subparsers(dest="scenario_command", required=True, parser_class=_Parser)
@@ -231,15 +239,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _config_flags(args: argparse.Namespace) -> dict[str, Any]:
-    """The ClusterConfig fields set by generated flags."""
-    flags = {
+    """The ClusterConfig options given on the command line: generated flags that were given,
+    ``--user NAME:PASSWORD`` SASL users (as ``users``) and ``--config KEY=VALUE`` broker
+    configs (as ``config``)."""
+    options: dict[str, Any] = {
         f.name: getattr(args, f.name)
         for f in dataclasses.fields(ClusterConfig)
-        if f.name not in _OWN_FLAGS
+        if f.name not in _OWN_FLAGS and getattr(args, f.name) is not None
     }
     if getattr(args, "user", None):
-        flags["users"] = tuple(args.user)
-    return flags
+        options["users"] = tuple(args.user)
+    if getattr(args, "config", None):
+        options["config"] = dict(args.config)
+    return options
 
 
 def cluster_options(args: argparse.Namespace, scenario: Scenario | None = None) -> dict[str, Any]:
@@ -272,10 +284,11 @@ def check_args(args: argparse.Namespace) -> None:
                 f"topic {t.name!r} asks for replication factor {t.replication_factor} but "
                 f"there are only {args.brokers} brokers"
             )
+    from mockkafka._api.options import make_config
     from mockkafka.errors import ConfigError
 
     try:
-        ClusterConfig(brokers=args.brokers, **_config_flags(args))
+        make_config(args.brokers, _config_flags(args))
     except ConfigError as exc:
         raise UsageProblem(str(exc)) from None
 
@@ -379,12 +392,13 @@ def _create_topics(cluster: AsyncCluster, topics: Sequence[TopicSpec]) -> None:
         )
 
 
-def list_apis(out: TextIO) -> int:
+def list_apis(out: TextIO, kafka_version: str | None = None) -> int:
     from mockkafka.cluster.state import ClusterState
     from mockkafka.handlers.base import served_versions
     from mockkafka.protocol.apis import API_BY_KEY
 
-    for key, (lo, hi) in served_versions(ClusterState()).items():
+    state = ClusterState(ClusterConfig(kafka_version=kafka_version))
+    for key, (lo, hi) in served_versions(state).items():
         print(f"{key:>3} {API_BY_KEY[key].name:<32} v{lo}-v{hi}", file=out)
     out.flush()
     return 0
@@ -458,7 +472,12 @@ def load_scenario(args: argparse.Namespace) -> Scenario | None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "apis":
-        return _quiet_broken_pipe(lambda: list_apis(sys.stdout))
+        from mockkafka.errors import ConfigError
+
+        try:
+            return _quiet_broken_pipe(lambda: list_apis(sys.stdout, args.kafka_version))
+        except ConfigError as exc:
+            return _problem("apis", str(exc))
     if args.command == "scenarios":
         return _quiet_broken_pipe(list_scenarios)
     if args.command == "scenario":

@@ -76,6 +76,11 @@ class UnfiredRuleWarning(UserWarning):
     """Fault rules were added and never fired (an error with ``strict_faults=True``)."""
 
 
+class ProtocolViolationWarning(UserWarning):
+    """A client broke a rule of the Kafka protocol during the test (see
+    ``Cluster.protocol_violations``); ``pytest --kafka-violations=error`` fails the test."""
+
+
 class BrokerError(MockKafkaError):
     """An exception raised inside the broker during a test, re-raised in that test.
 

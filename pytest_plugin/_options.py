@@ -32,6 +32,7 @@ EXTRA_KEYS: dict[str, str] = {
     "record_traffic": "record every request and response (needed for the failure report)",
     "port": "fixed port of broker 1 (broker n listens on port+n-1; 0: free ports)",
     "strict_faults": "fail the test when a fault rule it added never fired",
+    "config": "Kafka broker configs by name, {key: value}; layers merge key by key",
 }
 
 
@@ -67,15 +68,18 @@ class ClusterOptions:
     port: int = 0
     strict_faults: bool = False
     config: dict[str, Any] = field(default_factory=dict)
+    broker_config: dict[str, str] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
 
     def cluster_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``mockkafka.Cluster`` / ``mockkafka.open_cluster``."""
+        extra = {"config": dict(self.broker_config)} if self.broker_config else {}
         return {
             "brokers": self.brokers,
             "port": self.port,
             "record_traffic": self.record_traffic,
             **self.config,
+            **extra,
         }
 
     def source_of(self, text: str) -> str:
@@ -172,6 +176,17 @@ def merge(layers: Iterable[tuple[str, Mapping[str, Any]]]) -> ClusterOptions:
                 out.port = value
             elif key == "brokers":
                 out.brokers = _check_type(key, value, source)
+            elif key == "config":
+                if not isinstance(value, Mapping):
+                    raise OptionsError(f"{source}: config must be a dict, got {value!r}")
+                # Imported on first use: the plugin stays cheap to load.
+                from mockkafka.cluster.configs import check_broker_configs
+                from mockkafka.errors import ConfigError
+
+                try:
+                    out.broker_config.update(check_broker_configs(value, where=source))
+                except ConfigError as exc:
+                    raise OptionsError(str(exc)) from None
             elif key in fields:
                 out.config[key] = _check_type(key, value, source)
             else:
@@ -258,6 +273,15 @@ def ini_options() -> list[IniOption]:
             _parse_bool,
         ),
     ]
+    out.append(
+        IniOption(
+            "kafka_config",
+            "config",
+            "mockkafka: Kafka broker configs of kafka_cluster, one KEY=VALUE per line",
+            "linelist",
+            lambda lines: dict(x.split("=", 1) for x in lines),
+        )
+    )
     for name, f in config_fields().items():
         hint = hints.get(name)
         default = f.default if f.default is not dataclasses.MISSING else None
@@ -292,7 +316,7 @@ def ini_layer(getini: Callable[[str], Any]) -> dict[str, Any]:
         raw = getini(opt.name)
         if raw is None or raw == [] or raw == "":
             continue
-        if opt.key == "broker_configs" and any("=" not in x for x in raw):
+        if opt.key in ("broker_configs", "config") and any("=" not in x for x in raw):
             raise OptionsError(f"ini option {opt.name}: expected KEY=VALUE lines, got {raw!r}")
         try:
             out[opt.key] = opt.parse(raw)

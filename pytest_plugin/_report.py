@@ -34,6 +34,8 @@ class TrackedCluster:
     cluster: AnyCluster
     # Errors of cluster's server already surfaced to the user (a count: errors only grow).
     reported_errors: int = 0
+    # Protocol violations already reported (a count: they only grow during a test).
+    reported_violations: int = 0
     # strict_faults: a rule of this cluster that never fired fails the test.
     strict_faults: bool = False
 
@@ -50,7 +52,9 @@ class TestClusters:
         self, label: str, cluster: AnyCluster, *, strict_faults: bool = False
     ) -> TrackedCluster:
         """Track ``cluster`` for this test (a shared cluster's older errors are not its)."""
-        tracked = TrackedCluster(label, cluster, len(cluster.broker_errors), strict_faults)
+        tracked = TrackedCluster(
+            label, cluster, len(cluster.broker_errors), strict_faults=strict_faults
+        )
         self.clusters.append(tracked)
         return tracked
 
@@ -63,6 +67,20 @@ class TestClusters:
             errors = list(t.cluster.broker_errors)
             out.extend(errors[t.reported_errors :])
             t.reported_errors = len(errors)
+        return out
+
+    # -- protocol violations ------------------------------------------------------------------
+
+    def take_violations(self) -> list[str]:
+        """Protocol violations noted by any cluster since the last call, as report lines."""
+        out: list[str] = []
+        for t in self.clusters:
+            try:
+                found = t.cluster.protocol_violations
+            except Exception:  # a cluster already stopped: nothing more to report
+                continue
+            out.extend(f"{t.label}: {v}" for v in found[t.reported_violations :])
+            t.reported_violations = len(found)
         return out
 
     # -- traffic -------------------------------------------------------------------------------

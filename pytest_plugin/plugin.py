@@ -120,6 +120,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="write the protocol traffic of every failing test to DIR/<test id>.jsonl",
     )
+    group.addoption(
+        "--kafka-violations",
+        choices=("warn", "error"),
+        default=None,
+        help="client protocol violations seen by a test's cluster: report them as warnings "
+        "of the test (default) or fail the test",
+    )
+    parser.addini(
+        "kafka_violations",
+        "mockkafka: warn (default) or error on client protocol violations",
+        type="string",
+    )
     for opt in ini_options():
         parser.addini(opt.name, opt.help, type=opt.type)  # type: ignore[arg-type]
     parser.addini(
@@ -537,6 +549,17 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         errors = tests.take_broker_errors()
         if errors:
             raise broker_error(errors)
+        found = tests.take_violations()
+        if found:
+            mode = item.config.getoption("kafka_violations") or (
+                item.config.getini("kafka_violations") or "warn"
+            )
+            text = "client protocol violations:\n  " + "\n  ".join(found)
+            if mode == "error":
+                pytest.fail(text, pytrace=False)
+            from mockkafka.errors import ProtocolViolationWarning
+
+            warnings.warn(ProtocolViolationWarning(text), stacklevel=1)
     return result
 
 

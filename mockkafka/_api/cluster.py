@@ -23,6 +23,7 @@ import trio
 from mockkafka._api.options import check_endpoint, make_config
 from mockkafka._api.verbs import ClusterVerbs
 from mockkafka.cluster.state import ClusterState
+from mockkafka.cluster.violations import Violation, violations
 from mockkafka.errors import BrokerError, MockKafkaError, UnfiredRulesError, UnfiredRuleWarning
 from mockkafka.faults.engine import Faults, Rule, engine_of
 from mockkafka.protocol import records as rec
@@ -189,6 +190,14 @@ class _ClusterBase(ClusterVerbs):
         """Exceptions raised inside the broker so far (each also failed its request)."""
         return list(self._server.errors)
 
+    @property
+    def protocol_violations(self) -> list[Violation]:
+        """Protocol rules the clients broke so far (see ``mockkafka/cluster/violations.py``):
+        a version never negotiated, an idempotent sequence gap, a commit from a fenced
+        generation or epoch, a Fetch ignoring its session. The pytest plugin reports each as
+        a ProtocolViolationWarning of the test (``--kafka-violations=error``: a failure)."""
+        return self._call(lambda: list(violations(self._state)))
+
     def raise_broker_errors(self) -> None:
         """Raise BrokerError for the first exception raised inside the broker, if any."""
         errors = self._server.errors
@@ -224,9 +233,11 @@ class Cluster(_ClusterBase):
             producer = Producer({"bootstrap.servers": cluster.bootstrap_servers})
 
     Options are :class:`~mockkafka.ClusterConfig` fields (``auto_create_topics``,
-    ``group_initial_rebalance_delay_ms``, ...); an unknown name or a wrong type raises
-    ConfigError. ``port`` binds broker 1 to a fixed port (broker n to port+n-1); 0 picks
-    free ports. On exit every socket and the thread are closed, an exception raised inside
+    ``group_initial_rebalance_delay_ms``, ``first_node_id``, ``kafka_version``, ...); an
+    unknown name or a wrong type raises ConfigError. ``config={"num.partitions": 3, ...}``
+    sets any Kafka broker config by name (an unknown name raises ConfigError with a
+    did-you-mean). ``port`` binds the first broker to a fixed port (the next to port+1,
+    ...); 0 picks free ports. On exit every socket and the thread are closed, an exception raised inside
     the broker is re-raised as BrokerError, and fault rules that never fired are reported
     (UnfiredRuleWarning, or UnfiredRulesError with ``strict_faults=True``).
 

@@ -4,10 +4,12 @@ types, port ranges. Field-level checks live in :class:`~mockkafka.cluster.config
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
 from mockkafka.cluster.config import ClusterConfig
+from mockkafka.cluster.configs import split_config_options
 from mockkafka.errors import ConfigError
 
 #: Arguments of Cluster(...) that are not ClusterConfig fields.
@@ -16,11 +18,32 @@ CLUSTER_ARGS = ("brokers", "port", "host", "record_traffic", "strict_faults")
 
 def option_names() -> list[str]:
     """Every name ``Cluster(...)`` accepts."""
-    return sorted({*CLUSTER_ARGS, *(f.name for f in fields(ClusterConfig))})
+    return sorted({*CLUSTER_ARGS, "config", *(f.name for f in fields(ClusterConfig))})
 
 
 def make_config(brokers: Any, options: dict[str, Any]) -> ClusterConfig:
-    """A ClusterConfig from ``Cluster(brokers, **options)``; ConfigError names a bad one."""
+    """A ClusterConfig from ``Cluster(brokers, **options)``; ConfigError names a bad one.
+
+    ``config={"num.partitions": 3, ...}`` gives Kafka broker configs by name: each is checked
+    against the configs Kafka knows (did-you-mean), those a ClusterConfig option stands for
+    fill that option, the rest become ``broker_configs``.
+    """
+    options = dict(options)
+    config = options.pop("config", None)
+    if config is not None:
+        if not isinstance(config, Mapping):
+            raise ConfigError(f"config must be a dict of broker configs, got {config!r}")
+        named, rest = split_config_options(config)
+        twice = sorted(set(named) & set(options))
+        if twice:
+            raise ConfigError(
+                f"config gives what the option(s) {', '.join(twice)} already give; use one"
+            )
+        options.update(named)
+        given = options.get("broker_configs", ())
+        if isinstance(given, Mapping):
+            given = tuple(given.items())
+        options["broker_configs"] = tuple(given) + tuple(rest.items())
     names = option_names()
     for key in options:
         if key not in names or key in CLUSTER_ARGS:
@@ -51,4 +74,5 @@ def check_endpoint(
             f"port={port} with {config.brokers} brokers needs ports {port}..{last}; "
             "ports must be in 1..65535 (0 picks free ports)"
         )
-    return {i: port + i - 1 for i in range(1, config.brokers + 1)}
+    first = config.first_node_id
+    return {first + n: port + n for n in range(config.brokers)}

@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from mockkafka.cluster.configs import check_broker_configs, config_text
 from mockkafka.cluster.coordinators import GROUP, TRANSACTION
 from mockkafka.cluster.produce import append_records
+from mockkafka.cluster.quotas import client_quotas, make_entity
 from mockkafka.cluster.transactions import STATE_NAMES
 from mockkafka.errors import ConfigError, ErrorCode, KafkaApiError
 from mockkafka.faults.model import check_api_names
@@ -352,6 +354,43 @@ class ClusterVerbs:
         default. KafkaApiError INVALID_CONFIG names a bad key or value."""
         cfg = {k: (None if v is None else str(v)) for k, v in configs.items()}
         self._call(lambda: self._state.set_topic_config(topic, cfg))
+
+    def set_broker_config(self, configs: Mapping[str, Any], *, broker: int | None = None) -> None:
+        """Change broker configs at run time, as an operator's IncrementalAlterConfigs would.
+
+        ``broker=None`` sets the cluster-wide default (DescribeConfigs source
+        DYNAMIC_DEFAULT_BROKER_CONFIG), a broker id sets that broker's own value
+        (DYNAMIC_BROKER_CONFIG); a value of None deletes the dynamic value. An unknown name
+        raises ConfigError with a did-you-mean; a config Kafka cannot change at run time
+        (``num.partitions``, ...) raises KafkaApiError INVALID_REQUEST: give it when the
+        cluster is built, ``Cluster(config={...})``.
+        """
+        check_broker_configs(
+            {k: v for k, v in configs.items() if v is not None}, where="set_broker_config"
+        )
+        cfg = {k: (None if v is None else config_text(v)) for k, v in configs.items()}
+        self._call(lambda: self._state.set_broker_config(cfg, broker))
+
+    def set_client_quotas(
+        self,
+        quotas: Mapping[str, float | None],
+        *,
+        user: str | None = None,
+        client_id: str | None = None,
+        ip: str | None = None,
+    ) -> None:
+        """Set client quotas as AlterClientQuotas would (a value of None removes the key).
+
+        The entity is the ``user`` and/or ``client_id`` (or an ``ip``) given; the name
+        ``"<default>"`` is the default entity of that type. Quotas are enforced:
+        ``cluster.set_client_quotas({"producer_byte_rate": 1024}, client_id="app")`` makes
+        the broker answer that client with ``throttle_time_ms`` and stop reading from it for
+        that long, as Kafka does. A bad key or value raises KafkaApiError INVALID_REQUEST.
+        """
+        given = {"user": user, "client-id": client_id, "ip": ip}
+        pairs = {t: (None if n == "<default>" else n) for t, n in given.items() if n is not None}
+        ops = [(k, None if v is None else float(v)) for k, v in quotas.items()]
+        self._call(lambda: client_quotas(self._state).alter(make_entity(pairs), ops, apply=True))
 
     # -- wait probes (what each wait checks; the waits are on the cluster classes) -------------
 

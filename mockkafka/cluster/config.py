@@ -10,6 +10,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+TEST_GROUP_MIN_SESSION_TIMEOUT_MS = 1000
+"""mockkafka's ``group.min.session.timeout.ms`` (Kafka's is 6000): test suites lower it so a
+consumer with ``session.timeout.ms=3000`` joins. ``config={"group.min.session.timeout.ms":
+"6000"}`` restores Kafka's."""
+
 
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
@@ -65,7 +70,7 @@ class ClusterConfig:
     default_replication_factor: int = 1
     group_initial_rebalance_delay_ms: int = 0
     group_consumer_heartbeat_interval_ms: int = 500
-    group_min_session_timeout_ms: int = 6000
+    group_min_session_timeout_ms: int = TEST_GROUP_MIN_SESSION_TIMEOUT_MS
     group_max_session_timeout_ms: int = 1_800_000
     transaction_max_timeout_ms: int = 900_000
     offsets_topic_partitions: int = 50
@@ -80,10 +85,15 @@ class ClusterConfig:
     authorizer: bool = False
     super_users: tuple[str, ...] = ()
     allow_everyone_if_no_acl_found: bool = False
+    first_node_id: int = 1
+    kafka_version: str | None = None
 
     def __post_init__(self) -> None:
+        # Imported here, not at module level: the plugin imports this module at load.
+        from mockkafka.cluster.configs import check_broker_configs
         from mockkafka.cluster.security import check_security, check_users
         from mockkafka.errors import ConfigError
+        from mockkafka.protocol.releases import normalize_release
 
         check_security(self.security_protocol, self.ssl_client_auth)
 
@@ -119,6 +129,14 @@ class ClusterConfig:
                 f"racks must name one rack (or None) per broker: {self.brokers} brokers, "
                 f"got {len(self.racks)} racks {list(self.racks)!r}"
             )
+        if self.kafka_version is not None:
+            try:
+                object.__setattr__(self, "kafka_version", normalize_release(self.kafka_version))
+            except ValueError as exc:
+                raise ConfigError(f"kafka_version: {exc}") from None
+        check_broker_configs(dict(self.broker_configs), where="broker_configs")
+        if self.first_node_id < 0:
+            raise ConfigError(f"first_node_id must be >= 0, got {self.first_node_id}")
         if self.brokers < 1:
             raise ConfigError(f"brokers must be at least 1, got {self.brokers}")
         if self.default_partitions < 1:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
+from mockkafka.cluster.config import TEST_GROUP_MIN_SESSION_TIMEOUT_MS
 from mockkafka.errors import ErrorCode, KafkaApiError
 
 if TYPE_CHECKING:
@@ -195,6 +196,9 @@ BROKER_CONFIG_DEFS: dict[str, ConfigDef] = {
         _d("compression.type", S, "producer", valid=_COMPRESSION),
         _d("connections.max.idle.ms", L, "600000", dynamic=False),
         _d("default.replication.factor", INT, "1", dynamic=False),
+        _d("delegation.token.expiry.time.ms", L, "86400000", min=1, dynamic=False),
+        _d("delegation.token.max.lifetime.ms", L, "604800000", min=1, dynamic=False),
+        _d("delegation.token.secret.key", P, None, sensitive=True, dynamic=False),
         _d("delete.topic.enable", B, "true", dynamic=False),
         _d("fetch.max.bytes", INT, "57671680", min=0),
         _d(
@@ -205,8 +209,11 @@ BROKER_CONFIG_DEFS: dict[str, ConfigDef] = {
             dynamic=False,
         ),
         _d("group.initial.rebalance.delay.ms", INT, "3000", dynamic=False),
+        _d("group.consumer.heartbeat.interval.ms", INT, "5000", min=1, dynamic=False),
+        _d("group.consumer.session.timeout.ms", INT, "45000", min=1, dynamic=False),
         _d("group.max.session.timeout.ms", INT, "1800000", dynamic=False),
         _d("group.min.session.timeout.ms", INT, "6000", dynamic=False),
+        _d("group.share.enable", B, "false", dynamic=False),
         _d("listeners", S, "PLAINTEXT://:9092", dynamic=False),
         _d("log.cleanup.policy", LI, "delete", valid=("delete", "compact")),
         _d("log.dirs", S, None, dynamic=False),
@@ -214,6 +221,8 @@ BROKER_CONFIG_DEFS: dict[str, ConfigDef] = {
         _d("log.message.timestamp.type", S, "CreateTime", valid=_TIMESTAMP_TYPES),
         _d("log.retention.bytes", L, "-1"),
         _d("log.retention.check.interval.ms", L, "300000", min=1, dynamic=False),
+        _d("log.retention.hours", INT, "168", dynamic=False),
+        _d("log.retention.minutes", INT, None, dynamic=False),
         _d("log.retention.ms", L, "604800000", min=-1),
         _d("log.segment.bytes", INT, "1073741824", min=1048576),
         _d("max.connections", INT, str(INT_MAX), min=0),
@@ -229,6 +238,8 @@ BROKER_CONFIG_DEFS: dict[str, ConfigDef] = {
         _d("offsets.topic.replication.factor", SH, "3", min=1, dynamic=False),
         _d("process.roles", LI, "", dynamic=False),
         _d("queued.max.request.bytes", L, "-1", dynamic=False),
+        _d("quota.window.num", INT, "11", min=1, dynamic=False),
+        _d("quota.window.size.seconds", INT, "1", min=1, dynamic=False),
         _d("sasl.jaas.config", P, None, sensitive=True),
         _d("socket.request.max.bytes", INT, "104857600", min=1, dynamic=False),
         _d("ssl.keystore.password", P, None, sensitive=True),
@@ -236,6 +247,7 @@ BROKER_CONFIG_DEFS: dict[str, ConfigDef] = {
         _d("transaction.state.log.min.isr", INT, "2", min=1, dynamic=False),
         _d("transaction.state.log.num.partitions", INT, "50", min=1, dynamic=False),
         _d("transaction.state.log.replication.factor", SH, "3", min=1, dynamic=False),
+        _d("transaction.state.log.segment.bytes", INT, "104857600", min=1, dynamic=False),
         _d("unclean.leader.election.enable", B, "false"),
     )
 }
@@ -306,7 +318,7 @@ BROKER_DEFAULTS: dict[str, str] = {
     "fetch.max.bytes": "57671680",
     "group.initial.rebalance.delay.ms": "0",
     "group.max.session.timeout.ms": "1800000",
-    "group.min.session.timeout.ms": "6000",
+    "group.min.session.timeout.ms": str(TEST_GROUP_MIN_SESSION_TIMEOUT_MS),
     "log.cleanup.policy": "delete",
     "log.message.timestamp.type": "CreateTime",
     "log.retention.bytes": "-1",
@@ -848,3 +860,94 @@ def apply_dynamic(
     stored.clear()
     stored.update(new)
     state.notify(("configs", rtype.name.lower(), name))
+
+
+# -- broker configs given by name when a cluster is built --------------------------------------
+
+CONFIG_OPTIONS: dict[str, str] = {
+    "auto.create.topics.enable": "auto_create_topics",
+    "default.replication.factor": "default_replication_factor",
+    "group.consumer.heartbeat.interval.ms": "group_consumer_heartbeat_interval_ms",
+    "group.initial.rebalance.delay.ms": "group_initial_rebalance_delay_ms",
+    "group.max.session.timeout.ms": "group_max_session_timeout_ms",
+    "group.min.session.timeout.ms": "group_min_session_timeout_ms",
+    "num.partitions": "default_partitions",
+    "offsets.topic.num.partitions": "offsets_topic_partitions",
+    "socket.request.max.bytes": "max_request_size",
+    "transaction.max.timeout.ms": "transaction_max_timeout_ms",
+}
+"""Broker configs that a :class:`~mockkafka.cluster.config.ClusterConfig` option stands for."""
+
+
+def config_text(value: object) -> str:
+    """A config value as Kafka spells it (``True`` -> ``"true"``)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+def check_broker_configs(config: Mapping[str, object], *, where: str = "config") -> dict[str, str]:
+    """``config`` as broker config strings, checked against the names Kafka 4.x knows.
+
+    Raises :class:`~mockkafka.errors.ConfigError` naming the key, with a did-you-mean, for a
+    name Kafka does not know, and with Kafka's message for a value it would refuse. A topic
+    config given here is refused with the broker config that sets its default.
+    """
+    import difflib
+
+    from mockkafka.cluster.config_names import (
+        KAFKA_BROKER_CONFIG_NAMES,
+        KAFKA_BROKER_CONFIG_PREFIXES,
+    )
+    from mockkafka.cluster.limits import LIMIT_DEFAULTS
+    from mockkafka.errors import ConfigError
+
+    # mockkafka's own limits (``mockkafka.max.*``) are broker configs here too.
+    known = KAFKA_BROKER_CONFIG_NAMES | set(BROKER_CONFIG_DEFS) | set(LIMIT_DEFAULTS)
+    out: dict[str, str] = {}
+    for key, raw in config.items():
+        if not isinstance(key, str):
+            raise ConfigError(f"{where}: config names are strings, got {key!r}")
+        if raw is None:
+            raise ConfigError(f"{where}[{key!r}]: a value is required (got None)")
+        if key not in known and not key.startswith(KAFKA_BROKER_CONFIG_PREFIXES):
+            if key in TOPIC_TO_BROKER:
+                hint = f"; {key} is a topic config: its broker default is {TOPIC_TO_BROKER[key]}"
+            else:
+                close = difflib.get_close_matches(key, sorted(known), n=3)
+                hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise ConfigError(f"{where}: {key!r} is not a Kafka broker config{hint}")
+        value = config_text(raw)
+        d = BROKER_CONFIG_DEFS.get(key)
+        problem = validate_value(d, value) if d is not None else None
+        if problem is not None:
+            raise ConfigError(f"{where}[{key!r}]: {problem.message}")
+        out[key] = value
+    return out
+
+
+def split_config_options(config: Mapping[str, object]) -> tuple[dict[str, object], dict[str, str]]:
+    """``config`` split into ClusterConfig options (CONFIG_OPTIONS) and the other configs."""
+    checked = check_broker_configs(config)
+    options: dict[str, object] = {}
+    rest: dict[str, str] = {}
+    for key, value in checked.items():
+        option = CONFIG_OPTIONS.get(key)
+        if option is None:
+            rest[key] = value
+        elif option == "auto_create_topics":
+            options[option] = value.lower() == "true"
+        else:
+            options[option] = int(value)
+    return options, rest
+
+
+def derived_broker_configs(explicit: Mapping[str, str]) -> dict[str, str]:
+    """Configs Kafka derives from others: ``log.retention.ms`` from minutes or hours."""
+    out: dict[str, str] = {}
+    if "log.retention.ms" not in explicit:
+        if "log.retention.minutes" in explicit:
+            out["log.retention.ms"] = str(int(explicit["log.retention.minutes"]) * 60_000)
+        elif "log.retention.hours" in explicit:
+            out["log.retention.ms"] = str(int(explicit["log.retention.hours"]) * 3_600_000)
+    return out

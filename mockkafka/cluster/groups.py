@@ -128,7 +128,13 @@ class GroupCoordinator:
                 transactional=transactional,
             )
         assert isinstance(g, ConsumerGroup)
-        return g.validate_offset_commit(member_id, generation_id_or_member_epoch)
+        return g.validate_offset_commit(
+            member_id,
+            generation_id_or_member_epoch,
+            group_instance_id=group_instance_id,
+            version=version,
+            transactional=transactional,
+        )
 
     def validate_txn_offset_commit(
         self,

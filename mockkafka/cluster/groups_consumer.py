@@ -439,16 +439,34 @@ class ConsumerGroup(Group):
 
     # -- offsets -------------------------------------------------------------------------------
 
-    def validate_offset_commit(self, member_id: str, member_epoch: int) -> ErrorCode:
-        """Kafka's ``ConsumerGroup.validateOffsetCommit``."""
+    def validate_offset_commit(
+        self,
+        member_id: str,
+        member_epoch: int,
+        *,
+        group_instance_id: str | None = None,
+        version: int = 9,
+        transactional: bool = False,
+    ) -> ErrorCode:
+        """Kafka's ``ConsumerGroup.validateOffsetCommit``.
+
+        A commit with epoch -1 is a simple commit, allowed while the group has no members; a
+        TxnOffsetCommit naming no member is not checked; a KIP-848 member must commit with
+        OffsetCommit v9+ (UNSUPPORTED_VERSION) and with exactly its current member epoch:
+        any other epoch, older *or newer*, is STALE_MEMBER_EPOCH (Kafka never answers
+        FENCED_MEMBER_EPOCH to a commit; clients retry a stale commit with the epoch of
+        their next heartbeat, while FENCED would make them drop out of the group).
+        """
         if member_epoch < 0 and not self.members:
+            return ErrorCode.NONE
+        if transactional and member_epoch == -1 and not member_id and group_instance_id is None:
             return ErrorCode.NONE
         m = self.members.get(member_id)
         if m is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        if member_epoch > m.member_epoch:
-            return ErrorCode.FENCED_MEMBER_EPOCH
-        if member_epoch < m.member_epoch:
+        if not transactional and version < 9:
+            return ErrorCode.UNSUPPORTED_VERSION
+        if member_epoch != m.member_epoch:
             return ErrorCode.STALE_MEMBER_EPOCH
         return ErrorCode.NONE
 

@@ -38,6 +38,7 @@ from mockkafka.cluster.configs import (
     TOPIC_DEFAULTS,
     TOPIC_TO_BROKER,
     DynamicConfigs,
+    derived_broker_configs,
     validate_topic_config,
 )
 from mockkafka.cluster.fetch_sessions import FetchSessionCache
@@ -200,9 +201,10 @@ class ClusterState:
         self.clock: Clock = clock or SystemClock()
         self.cluster_id = self.config.cluster_id or _cluster_id()
         self.brokers: dict[int, Broker] = {}
-        for i in range(1, self.config.brokers + 1):
-            rack = self.config.racks[i - 1] if i - 1 < len(self.config.racks) else None
-            self.brokers[i] = Broker(node_id=i, rack=rack)
+        first = self.config.first_node_id
+        for n in range(self.config.brokers):
+            rack = self.config.racks[n] if n < len(self.config.racks) else None
+            self.brokers[first + n] = Broker(node_id=first + n, rack=rack)
         self._wakers: list[Callable[[Hashable], None]] = []
         self._timer_seq = itertools.count()
         #: The fault rules consulted for every request (kept by :meth:`reset`, which clears
@@ -223,6 +225,7 @@ class ClusterState:
             self.config.group_consumer_heartbeat_interval_ms
         )
         self.broker_configs.update(self.config.broker_configs)
+        self.broker_configs.update(derived_broker_configs(dict(self.config.broker_configs)))
         self.controller_id = min(self.brokers)
         self.topics: dict[str, Topic] = {}
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
@@ -593,6 +596,31 @@ class ClusterState:
                 t.configs[k] = str(v)
         self.emit_event("config_changed", topic=name)
         return t
+
+    def set_broker_config(self, configs: dict[str, str | None], broker: int | None) -> None:
+        """Set (None: delete) dynamic broker configs, for one broker or (None) every broker,
+        as IncrementalAlterConfigs would; KafkaApiError with Kafka's code when refused."""
+        from mockkafka.cluster.configs import (
+            ResourceType,
+            apply_dynamic,
+            current_dynamic,
+            validate_configs,
+        )
+
+        name = "" if broker is None else str(broker)
+        if broker is not None:
+            self.broker(broker)
+        new = current_dynamic(self, ResourceType.BROKER, name)
+        for k, v in configs.items():
+            if v is None:
+                new.pop(k, None)
+            else:
+                new[k] = v
+        validate_configs(
+            self, ResourceType.BROKER, name, {k: v for k, v in configs.items() if v is not None}
+        )
+        apply_dynamic(self, ResourceType.BROKER, name, new)
+        self.emit_event("config_changed", broker=broker)
 
     def recreate_topic(self, name: str) -> Topic:
         """Delete topic ``name`` and create it again empty, with the same partitions,

@@ -8,34 +8,46 @@ and ``transaction.version``/``group.version`` as a Kafka 4.x broker does.
 
 from __future__ import annotations
 
+from mockkafka.cluster.features import FEATURES, finalized
 from mockkafka.handlers.base import RequestContext, Result, handler, served_versions
 from mockkafka.protocol.codec import Message
-
-FEATURES = (
-    # (name, min, max, finalized level)
-    ("metadata.version", 1, 25, 25),
-    ("group.version", 0, 1, 1),
-    ("transaction.version", 0, 2, 0),  # KIP-890 part 2 not finalized: clients use v1 flow
-    ("kraft.version", 0, 1, 0),
-)
+from mockkafka.protocol.releases import METADATA_VERSION_3X, release_tuple
 
 
 @handler("ApiVersions", versions=(0, 4))
 def handle(ctx: RequestContext, request: Message) -> Result:
+    fin = finalized(ctx.cluster)
     keys = [
         {"api_key": k, "min_version": lo, "max_version": hi}
         for k, (lo, hi) in served_versions(ctx.cluster).items()
     ]
+    release = ctx.cluster.config.kafka_version
+    if release is not None and release_tuple(release) < (4, 0):
+        level = METADATA_VERSION_3X.get(release)
+        features = [("metadata.version", 1, level)] if level else []
+        return {
+            "error_code": 0,
+            "api_keys": keys,
+            "supported_features": [
+                {"name": n, "min_version": lo, "max_version": hi} for n, lo, hi in features
+            ],
+            "finalized_features_epoch": 1 if features else -1,
+            "finalized_features": [
+                {"name": n, "min_version_level": hi, "max_version_level": hi}
+                for n, _lo, hi in features
+            ],
+        }
     return {
         "error_code": 0,
         "api_keys": keys,
         "supported_features": [
-            {"name": n, "min_version": lo, "max_version": hi} for n, lo, hi, _ in FEATURES
+            {"name": f.name, "min_version": f.min_version, "max_version": f.max_version}
+            for f in FEATURES
         ],
-        "finalized_features_epoch": 1,
+        "finalized_features_epoch": fin.epoch,
         "finalized_features": [
             {"name": n, "min_version_level": lvl, "max_version_level": lvl}
-            for n, _lo, _hi, lvl in FEATURES
+            for n, lvl in fin.levels.items()
             if lvl > 0
         ],
     }

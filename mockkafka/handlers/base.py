@@ -99,7 +99,7 @@ HANDLERS: dict[int, HandlerSpec] = {}
 
 
 # served_versions() tables by caps; a new handler clears it.
-_SERVED: dict[tuple[bool, tuple[tuple[int, int], ...]], dict[int, tuple[int, int]]] = {}
+_SERVED: dict[tuple[bool, str | None, tuple[tuple[int, int], ...]], dict[int, tuple[int, int]]] = {}
 
 
 def handler(api_name: str, *, versions: tuple[int, int]) -> Callable[[Handler], Handler]:
@@ -145,24 +145,37 @@ TELEMETRY_APIS = frozenset({"GetTelemetrySubscriptions", "PushTelemetry"})
 
 
 def served_versions(cluster: ClusterState) -> dict[int, tuple[int, int]]:
-    """api key -> (min, max) as this cluster advertises them (caps applied, telemetry APIs
-    only with ``ClusterConfig.telemetry``).
+    """api key -> (min, max) as this cluster advertises them: the handlers' versions, within
+    the ``kafka_version`` preset's (if any), capped by ``cap_api_versions``; the telemetry APIs
+    only with ``ClusterConfig.telemetry``.
 
-    Every request is checked against it, so the table is built once per set of caps;
-    treat the returned dict as read-only.
+    Every request is checked against it, so the table is built once per (telemetry, preset,
+    caps); treat the returned dict as read-only.
     """
     telemetry = cluster.config.telemetry
-    caps = (telemetry, tuple(cluster.api_version_caps.items()))
-    served = _SERVED.get(caps)
-    if served is None:
-        out: dict[int, tuple[int, int]] = {}
-        for key, spec in load_handlers().items():
-            if spec.api.name in TELEMETRY_APIS and not telemetry:
+    kafka_version = cluster.config.kafka_version
+    key_ = (telemetry, kafka_version, tuple(cluster.api_version_caps.items()))
+    served = _SERVED.get(key_)
+    if served is not None:
+        return served
+    out: dict[int, tuple[int, int]] = {}
+    release = None
+    if kafka_version is not None:
+        from mockkafka.protocol.releases import release_api_versions
+
+        release = release_api_versions(kafka_version)
+    for key, spec in load_handlers().items():
+        if spec.api.name in TELEMETRY_APIS and not telemetry:
+            continue
+        lo = spec.min_version
+        hi = min(spec.max_version, cluster.api_version_caps.get(key, spec.max_version))
+        if release is not None:
+            if key not in release:
                 continue
-            hi = min(spec.max_version, cluster.api_version_caps.get(key, spec.max_version))
-            if hi >= spec.min_version:
-                out[key] = (spec.min_version, hi)
-        served = _SERVED[caps] = dict(sorted(out.items()))
+            lo, hi = max(lo, release[key][0]), min(hi, release[key][1])
+        if hi >= lo:
+            out[key] = (lo, hi)
+    served = _SERVED[key_] = dict(sorted(out.items()))
     return served
 
 

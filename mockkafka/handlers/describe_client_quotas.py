@@ -1,20 +1,18 @@
 """DescribeClientQuotas (key 48), versions 0-1.
 
-No client quotas are configured, so every valid filter matches no entity: ``entries`` is an
-empty list. Filters are checked as Kafka does: entity types ``user``, ``client-id`` and
-``ip``; match types 0 (exact, needs a name), 1 (default) and 2 (any); a type given twice
-answers INVALID_REQUEST.
-
-Not implemented: storing quotas (AlterClientQuotas) and enforcing them.
+The quotas stored by AlterClientQuotas / ``cluster.set_client_quotas`` whose entity matches
+every component: match type 0 (exact name), 1 (the default entity), 2 (any entity of that
+type); with ``strict`` an entity must have no other types. Filters are checked as Kafka
+does: entity types ``user``, ``client-id`` and ``ip``; a type given twice, an unknown type
+or match type, or an exact match without a name answers INVALID_REQUEST.
 """
 
 from __future__ import annotations
 
+from mockkafka.cluster.quotas import ENTITY_TYPES, client_quotas
 from mockkafka.errors import ErrorCode
 from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.protocol.codec import Message
-
-ENTITY_TYPES = frozenset({"user", "client-id", "ip"})
 
 
 @handler("DescribeClientQuotas", versions=(0, 1))
@@ -39,4 +37,16 @@ def handle(ctx: RequestContext, request: Message) -> Result:
                 "entries": None,
             }
         seen.add(etype)
-    return {"error_code": 0, "error_message": None, "entries": []}
+    components = [
+        (c.get("entity_type") or "", c.get("match_type", 0), c.get("match"))
+        for c in request.get("components") or []
+    ]
+    found = client_quotas(ctx.cluster).describe(components, bool(request.get("strict")))
+    entries = [
+        {
+            "entity": [{"entity_type": t, "entity_name": n} for t, n in entity],
+            "values": [{"key": k, "value": v} for k, v in sorted(values.items())],
+        }
+        for entity, values in found
+    ]
+    return {"error_code": 0, "error_message": None, "entries": entries}

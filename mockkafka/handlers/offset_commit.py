@@ -5,7 +5,8 @@ and no member id is a "simple" commit, allowed only to an empty group (it create
 that just holds offsets); otherwise the member must belong to the group at the current
 generation (classic: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID,
 REBALANCE_IN_PROGRESS while the group completes a rebalance) or member epoch (KIP-848:
-STALE_MEMBER_EPOCH, FENCED_MEMBER_EPOCH). A group that does not exist gets
+exactly the member's current epoch, else STALE_MEMBER_EPOCH; a KIP-848 member committing
+below v9 gets UNSUPPORTED_VERSION). A group that does not exist gets
 GROUP_ID_NOT_FOUND from v9 and ILLEGAL_GENERATION before. Per partition:
 UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID for v10's topic ids), OFFSET_METADATA_TOO_LARGE
 over 4096 bytes. v1's commit timestamp and v2-4's retention time are accepted and ignored

@@ -41,8 +41,11 @@ import trio
 from mockkafka.cluster.limits import limits
 from mockkafka.cluster.security import SASL_PROTOCOLS, TLS_PROTOCOLS
 from mockkafka.cluster.state import TIMERS_CHANGED, ClusterState
+from mockkafka.cluster.violations import classify
+from mockkafka.cluster.violations import note as note_violation
 from mockkafka.errors import ErrorCode
 from mockkafka.faults.inspect import request_info
+from mockkafka.handlers._quotas import THROTTLED_UNTIL, apply_quotas
 from mockkafka.handlers.authz import refused
 from mockkafka.handlers.base import (
     NO_RESPONSE,
@@ -71,6 +74,9 @@ from mockkafka.server.limits import (
 from mockkafka.server.tls import TLS_PRINCIPAL, TlsMaterial, subject_dn
 from mockkafka.server.traffic import Exchange, TrafficLog
 from mockkafka.server.waits import StateSignal
+
+NEGOTIATED = "api_versions_negotiated"
+"""``Connection.state`` key: the ranges this connection's ApiVersions answer listed."""
 
 log = logging.getLogger("mockkafka.server")
 
@@ -402,9 +408,17 @@ class ClusterServer:
                 await self.flush(conn)
                 await trio.sleep(wait)
             conn.muted_until = 0.0
+        quota_until = conn.state.pop(THROTTLED_UNTIL, None)
+        if quota_until is not None and quota_until > self.state.now_ms():
+            await trio.sleep((quota_until - self.state.now_ms()) / 1000)  # over quota
         now = self.state.now_ms()
         spec = self.handlers.get(hdr.api_key)
         advertised = served_versions(self.state).get(hdr.api_key)
+        if hdr.api_key == API_VERSIONS_KEY and advertised is None:
+            # A release preset older than 0.10 has no ApiVersions: close, as those brokers did.
+            raise CloseConnection(
+                f"ApiVersions is not served by Kafka {self.state.config.kafka_version}"
+            )
         if hdr.api_key == API_VERSIONS_KEY and (
             req.body is None
             or advertised is None
@@ -414,6 +428,26 @@ class ClusterServer:
         if req.body is None or spec is None or advertised is None:
             raise CloseConnection(str(req.error or f"no handler for {req.api_name}"))
         if not advertised[0] <= hdr.api_version <= advertised[1]:
+            negotiated: dict[int, tuple[int, int]] | None = conn.state.get(NEGOTIATED)
+            told = None if negotiated is None else negotiated.get(hdr.api_key)
+            if told is None or not told[0] <= hdr.api_version <= told[1]:
+                # (A version this connection was told, since capped, is not the client's fault.)
+                note_violation(
+                    self.state,
+                    "version-not-served" if negotiated is None else "version-not-negotiated",
+                    f"{req.api_name} v{hdr.api_version}, but "
+                    + (
+                        f"the broker serves v{advertised[0]}-v{advertised[1]}"
+                        if negotiated is None
+                        else "this connection's ApiVersions answer listed "
+                        + (f"v{told[0]}-v{told[1]}" if told else f"no {req.api_name}")
+                    ),
+                    api=req.api_name,
+                    version=hdr.api_version,
+                    broker_id=conn.broker_id,
+                    connection_id=conn.id,
+                    client_id=hdr.client_id,
+                )
             raise CloseConnection(
                 f"{req.api_name} v{hdr.api_version} not served (advertised {advertised})"
             )
@@ -484,6 +518,7 @@ class ClusterServer:
                 ctx.now_ms = self.state.now_ms()
                 result = result.resume(timed_out)
                 self.signal.notify()
+            apply_quotas(ctx, body, result)
         except (trio.Cancelled, CloseConnection):
             raise
         except Exception as exc:
@@ -551,6 +586,7 @@ class ClusterServer:
             self.traffic.completed(ex)
             return None
         ex.response = response
+        self._note_violations(ex, ctx, response)
         try:
             out = ServerConnection.encode_response(ctx.header, response)
         except Exception as exc:  # a custom fault handler built an unencodable response
@@ -559,6 +595,29 @@ class ClusterServer:
             out = ServerConnection.encode_response(ctx.header, ex.response)
         self.traffic.completed(ex, len(out))
         return out
+
+    def _note_violations(self, ex: Exchange, ctx: RequestContext, response: Any) -> None:
+        """Note the protocol violations an answer shows (see ``cluster/violations.py``)."""
+        if not isinstance(response, dict):
+            return
+        if ex.api == "ApiVersions" and not response.get("error_code"):
+            ctx.connection_state[NEGOTIATED] = {
+                k["api_key"]: (k["min_version"], k["max_version"])
+                for k in response.get("api_keys") or []
+            }
+        if ex.faults:
+            return  # the test asked for this answer
+        for rule, message in classify(ex.api, ex.request or {}, response):
+            note_violation(
+                self.state,
+                rule,
+                message,
+                api=ex.api,
+                version=ex.version,
+                broker_id=ex.broker_id,
+                connection_id=ex.connection_id,
+                client_id=ex.client_id,
+            )
 
     def _unsupported_api_versions(self, conn: Connection, req: Request) -> bytes:
         body = {

@@ -183,8 +183,14 @@ def _jsonable(obj: Any) -> Any:
 MAX_KEPT_NAMES = 10_000
 
 
-def _omitted(size: int, limit: int) -> dict[str, Any]:
-    return {"omitted": f"{size} bytes on the wire, over the traffic log's max_body_bytes={limit}"}
+def _omitted(size: int, limit: int, body: Any = None) -> dict[str, Any]:
+    """What the log keeps of a body over ``limit``: its top-level scalars
+    (``throttle_time_ms``, ``error_code``, ...) and a note saying the rest was left out."""
+    kept = {}
+    if isinstance(body, dict):
+        kept = {k: v for k, v in body.items() if v is None or isinstance(v, int | float | str)}
+    note = f"{size} bytes on the wire, over the traffic log's max_body_bytes={limit}"
+    return {**kept, "omitted": note}
 
 
 class TrafficLog:
@@ -245,7 +251,7 @@ class TrafficLog:
         """Record a request (``size``: its frame's wire bytes); returns its exchange."""
         self._seq += 1
         if size > self.max_body_bytes:
-            request = _omitted(size, self.max_body_bytes)
+            request = _omitted(size, self.max_body_bytes, request)
         if self.origin_ms is None:
             self.origin_ms = time_ms
         ex = Exchange(
@@ -276,7 +282,7 @@ class TrafficLog:
         """Signal waiters that ``ex`` got its response (or was closed or parked);
         ``size`` is the response frame's wire bytes."""
         if size > self.max_body_bytes:
-            ex.response = _omitted(size, self.max_body_bytes)
+            ex.response = _omitted(size, self.max_body_bytes, ex.response)
         info = ex.info
         if info is not None and len(info.topics) + len(info.partitions) > MAX_KEPT_NAMES:
             # Fault rules have seen the names; the log keeps no more of them than of the

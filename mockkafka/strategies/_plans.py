@@ -250,7 +250,8 @@ def fault_plans(
     ids 1..n; verbs that need another broker are drawn only with 2 or more). ``apis``: API
     names fault steps match (default: what clients send); ``errors``: error names allowed
     (default: every code each API may really answer at some version, see
-    :func:`error_codes`); ``verbs``: fault actions and cluster verbs allowed (default
+    :func:`error_codes`, except :data:`STATIC_MEMBER_ERRORS`, which only clients with
+    ``group.instance.id`` meet); ``verbs``: fault actions and cluster verbs allowed (default
     :data:`DEFAULT_VERBS`; every name is in :data:`VERBS`). ``max_ms``: bound of delays,
     throttles and step times; ``timed=False`` draws no start conditions (every step applies at once).
 
@@ -312,12 +313,20 @@ def _space_of(kwargs: dict[str, Any]) -> _Space:
     )
 
 
+#: Errors Kafka sends only to static group members (``group.instance.id``): a client without
+#: one never meets them, and librdkafka treats them as fatal (its ``Consumer.close()`` can then
+#: block). Drawn only when named in ``errors=``.
+STATIC_MEMBER_ERRORS = frozenset({"FENCED_INSTANCE_ID", "UNRELEASED_INSTANCE_ID"})
+
+
 def _error_choices(space: _Space, api: str) -> list[str]:
     if api not in ERRORS_BY_API:
         return []
     names = list(possible_errors(api, None))
     if space.errors is not None:
         names = [n for n in names if n in space.errors]
+    else:
+        names = [n for n in names if n not in STATIC_MEMBER_ERRORS]
     return names
 
 

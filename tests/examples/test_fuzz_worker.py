@@ -1,5 +1,6 @@
 """examples/fuzz_worker: the fuzzer finds the commit-before-processing bug and shrinks it to
-a one- or two-step plan; the fixed worker passes the example's property test."""
+a one- or two-step plan. (The fixed worker's property test runs where it stands,
+examples/fuzz_worker/test_worker.py, which the default run collects.)"""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from mockkafka.strategies import FaultPlan
 
 EXAMPLE = Path(__file__).resolve().parent.parent.parent / "examples" / "fuzz_worker"
 
-pytestmark = pytest.mark.interop
+# A found failure is shrunk, which on a loaded machine takes minutes.
+pytestmark = [pytest.mark.interop, pytest.mark.timeout(600)]
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +62,3 @@ def test_fuzzer_shrinks_the_commit_before_processing_bug_to_one_fault(
     assert replayed == plan == FaultPlan.from_yaml(plan.to_yaml())
     with pytest.raises(AssertionError, match="never invoiced"):
         example.check_every_order_invoiced(replayed, commit_before_processing=True)
-
-
-def test_fixed_worker_passes_the_property(example: ModuleType) -> None:
-    example.test_every_order_is_invoiced()

@@ -37,6 +37,7 @@ def test_readme_blocks_are_all_covered() -> None:
     assert set(blocks()) == {
         "Use it from Python",
         "Use it from Python 2",
+        "Use it from Python 3",
         "In pytest",
         "Faults",
         "Groups and transactions",
@@ -45,7 +46,13 @@ def test_readme_blocks_are_all_covered() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["Use it from Python", "Use it from Python 2", "Security: TLS, SASL and ACLs"]
+    "name",
+    [
+        "Use it from Python",
+        "Use it from Python 2",
+        "Use it from Python 3",
+        "Security: TLS, SASL and ACLs",
+    ],
 )
 def test_standalone_block_runs(name: str) -> None:
     exec(compile(blocks()[name], f"README.md: {name}", "exec"), {})

@@ -207,10 +207,10 @@ def test_offset_commit_member_epoch_checks(h: Harness) -> None:
     a = Member(h, "a", ["t"])
     a.heartbeat()
 
-    def commit(member: str, epoch: int) -> int:
+    def commit(member: str, epoch: int, version: int = 9) -> int:
         r = h.sync_call(
             "OffsetCommit",
-            9,
+            version,
             {
                 "group_id": G,
                 "member_id": member,
@@ -224,9 +224,12 @@ def test_offset_commit_member_epoch_checks(h: Harness) -> None:
 
     assert commit("a", a.epoch) == 0
     assert commit("a", a.epoch - 1) == ErrorCode.STALE_MEMBER_EPOCH
-    assert commit("a", a.epoch + 1) == ErrorCode.FENCED_MEMBER_EPOCH
+    # Kafka answers any epoch mismatch with STALE_MEMBER_EPOCH (retriable for the Java
+    # client), never FENCED_MEMBER_EPOCH, which would make it leave the group.
+    assert commit("a", a.epoch + 1) == ErrorCode.STALE_MEMBER_EPOCH
     assert commit("x", a.epoch) == ErrorCode.UNKNOWN_MEMBER_ID
     assert commit("", -1) == ErrorCode.UNKNOWN_MEMBER_ID
+    assert commit("a", a.epoch, version=8) == ErrorCode.UNSUPPORTED_VERSION
     f = h.sync_call(
         "OffsetFetch",
         9,

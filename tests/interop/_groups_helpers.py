@@ -22,8 +22,14 @@ GROUP_CLUSTER_OPTIONS = {
 
 
 @contextmanager
-def group_cluster(brokers: int = 3) -> Iterator[mockkafka.Cluster]:
-    with mockkafka.Cluster(brokers=brokers, **GROUP_CLUSTER_OPTIONS) as c:  # type: ignore[arg-type]
+def group_cluster(
+    brokers: int = 3, *, initial_rebalance_delay_ms: int = 0
+) -> Iterator[mockkafka.Cluster]:
+    with mockkafka.Cluster(
+        brokers=brokers,
+        group_initial_rebalance_delay_ms=initial_rebalance_delay_ms,
+        **GROUP_CLUSTER_OPTIONS,  # type: ignore[arg-type]
+    ) as c:
         yield c
 
 

@@ -265,3 +265,39 @@ def test_admin_lists_describes_and_deletes_groups(protocol: str) -> None:
         fut = admin.delete_consumer_groups([group], request_timeout=10)[group]
         fut.result()
         assert group not in cluster.groups()
+
+
+def test_kip848_commits_around_a_rebalance_are_never_fenced() -> None:
+    # Regression: a commit carrying another epoch than the member's must be answered
+    # STALE_MEMBER_EPOCH (the client retries it) and never FENCED_MEMBER_EPOCH (the client
+    # drops out of the group), as Kafka's ConsumerGroup.validateOffsetCommit does.
+    with group_cluster() as cluster:
+        topic, group = unique("t"), unique("g")
+        cluster.create_topic(topic, partitions=4)
+        produce(cluster, topic, 40, 4)
+        a = Consumer(conf(cluster, group, "consumer"))
+        b: Consumer | None = None
+        try:
+            a.subscribe([topic])
+            poll_until([a], lambda: len(assigned(a)) == 4)
+            b = Consumer(conf(cluster, group, "consumer"))
+            b.subscribe([topic])
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and not (assigned(a) and assigned(b)):
+                for c in (a, b):
+                    m = c.poll(0.02)
+                    if m is not None and m.error() is None:
+                        c.commit(message=m, asynchronous=False)
+            assert len(assigned(a)) + len(assigned(b)) == 4
+        finally:
+            a.close()
+            if b is not None:
+                b.close()
+        codes = {
+            p["error_code"]
+            for r in cluster.traffic.requests(api="OffsetCommit")
+            for t in (r.response or {}).get("topics", [])
+            for p in t["partitions"]
+        }
+        assert 110 not in codes  # FENCED_MEMBER_EPOCH
+        assert cluster.committed_offsets(group)

@@ -1,0 +1,53 @@
+"""Feature flags (KIP-584): the versions each feature supports and the finalized levels.
+
+ApiVersions advertises ``supported_features`` and the ``finalized_features``; UpdateFeatures
+changes finalized levels (upgrade, safe or unsafe downgrade) as the controller would. A
+level of 0 means the feature is off and is not listed as finalized.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mockkafka.cluster.state import ClusterState
+
+
+@dataclass(frozen=True, slots=True)
+class Feature:
+    name: str
+    min_version: int
+    max_version: int
+    default_level: int
+
+
+FEATURES: tuple[Feature, ...] = (
+    Feature("metadata.version", 1, 25, 25),
+    Feature("group.version", 0, 1, 1),
+    Feature("transaction.version", 0, 2, 0),  # KIP-890 part 2 off: clients use the v1 flow
+    Feature("kraft.version", 0, 1, 0),
+    Feature("share.version", 0, 1, 0),  # KIP-932 share groups: off until upgraded
+)
+FEATURES_BY_NAME = {f.name: f for f in FEATURES}
+
+_EXT = "features.finalized"
+
+
+@dataclass(slots=True)
+class FinalizedFeatures:
+    levels: dict[str, int]
+    epoch: int = 1
+
+
+def finalized(state: ClusterState) -> FinalizedFeatures:
+    """The cluster's finalized feature levels (defaults on first use)."""
+    f: FinalizedFeatures | None = state.extensions.get(_EXT)
+    if f is None:
+        f = state.extensions[_EXT] = FinalizedFeatures({x.name: x.default_level for x in FEATURES})
+    return f
+
+
+def feature_level(state: ClusterState, name: str) -> int:
+    """The finalized level of feature ``name`` (0: off)."""
+    return finalized(state).levels.get(name, 0)
