@@ -60,6 +60,49 @@ class AclPermissionType(IntEnum):
     ALLOW = 3
 
 
+#: The operations Kafka reports in KIP-430 ``authorized_operations`` per resource type
+#: (``AclEntry.supportedOperations``).
+SUPPORTED_OPERATIONS: dict[ResourceType, tuple[AclOperation, ...]] = {
+    ResourceType.TOPIC: (
+        AclOperation.READ,
+        AclOperation.WRITE,
+        AclOperation.CREATE,
+        AclOperation.DELETE,
+        AclOperation.ALTER,
+        AclOperation.DESCRIBE,
+        AclOperation.DESCRIBE_CONFIGS,
+        AclOperation.ALTER_CONFIGS,
+    ),
+    ResourceType.GROUP: (
+        AclOperation.READ,
+        AclOperation.DELETE,
+        AclOperation.DESCRIBE,
+        AclOperation.DESCRIBE_CONFIGS,
+        AclOperation.ALTER_CONFIGS,
+    ),
+    ResourceType.CLUSTER: (
+        AclOperation.CREATE,
+        AclOperation.ALTER,
+        AclOperation.DESCRIBE,
+        AclOperation.CLUSTER_ACTION,
+        AclOperation.DESCRIBE_CONFIGS,
+        AclOperation.ALTER_CONFIGS,
+        AclOperation.IDEMPOTENT_WRITE,
+    ),
+    ResourceType.TRANSACTIONAL_ID: (AclOperation.WRITE, AclOperation.DESCRIBE),
+    ResourceType.DELEGATION_TOKEN: (AclOperation.DESCRIBE,),
+    ResourceType.USER: (AclOperation.CREATE_TOKENS, AclOperation.DESCRIBE_TOKENS),
+}
+
+
+def operations_bit_field(ops: tuple[AclOperation, ...]) -> int:
+    """KIP-430's encoding: bit ``op.value`` set for each operation."""
+    bits = 0
+    for op in ops:
+        bits |= 1 << op
+    return bits
+
+
 WILDCARD = "*"
 WILDCARD_PRINCIPAL = "User:*"
 CLUSTER_NAME = "kafka-cluster"  # the one CLUSTER resource's name

@@ -28,7 +28,14 @@ _ARRAY_ALIASES = {
     "results": (*TOPIC_ARRAYS, "groups", "resources", "coordinator_keys"),
     "groups": ("groups", "group_ids", "groups_names"),
     "coordinators": ("coordinator_keys",),
+    "results_by_partition": ("partitions",),
+    "results_by_topic_v3_and_below": ("v3_and_below_topics",),
 }
+
+# The error code fields set (partition_error_code: AddPartitionsToTxn v0-3).
+_ERROR_FIELDS = frozenset({"error_code", "partition_error_code"})
+# Fields whose schema default is a real value; an error answers Kafka's "unknown" instead.
+_UNKNOWN_VALUES = {"committed_offset": -1}
 
 # Response field -> request fields that carry the same identity under another name.
 _ID_ALIASES = {
@@ -51,8 +58,10 @@ def _mirror(fields: list[Field], version: int, req: Any, error: int) -> dict[str
         name, ftype = f[0], f[1]
         if not field_in_version(f, version):
             continue
-        if name == "error_code":
+        if name in _ERROR_FIELDS:
             out[name] = error
+        elif name in _UNKNOWN_VALUES:
+            out[name] = _UNKNOWN_VALUES[name]
         elif ftype == "records":
             out[name] = b""  # empty, never null: librdkafka rejects a null record set
         elif ftype == "[]struct":

@@ -11,10 +11,6 @@ from mockkafka.handlers.base import Park, RequestContext, Result
 # Slack on top of the group's own timeouts before a parked request gives up.
 PARK_SLACK_MS = 60_000
 
-# AclOperation bits a group supports: READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS.
-GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11)
-AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
-
 
 def coordinator_error(ctx: RequestContext, group_id: str) -> ErrorCode:
     """NONE when this broker serves ``group_id`` now; else NOT_COORDINATOR and friends."""

@@ -200,6 +200,7 @@ def call_handler(
     client_id: str | None = "test",
     correlation_id: int = 1,
     codec_roundtrip: bool = True,
+    principal: str = "User:ANONYMOUS",
 ) -> Result:
     """Run the handler of ``api_name`` on ``cluster`` as the server would, with no socket.
 
@@ -207,7 +208,9 @@ def call_handler(
     ``codec_roundtrip`` the request is encoded and decoded first (defaults filled as on the
     wire) and a dict response is encoded and decoded back, so the test sees what a client
     would. A :class:`Park` or :data:`NO_RESPONSE` is returned as it is: drive a Park with
-    ``cluster.run_timers()`` / ``park.resume(timed_out)``.
+    ``cluster.run_timers()`` / ``park.resume(timed_out)``. With ``ClusterConfig(authorizer=
+    True)`` the request is authorized for ``principal`` first, as the server does
+    (``handlers/authz.py``; the answers of refused items are added to a dict result only).
     """
     from mockkafka.protocol.codec import codec
 
@@ -223,8 +226,16 @@ def call_handler(
         header=RequestHeader(spec.api.key, v, correlation_id, client_id),
         api=spec.api,
         now_ms=cluster.now_ms(),
+        principal=principal,
     )
-    result = spec.fn(ctx, request)
+    finish = refusal = None
+    if cluster.config.authorizer:
+        from mockkafka.handlers.authz import gate
+
+        refusal, request, finish = gate(ctx, request)
+    result = refusal if refusal is not None else spec.fn(ctx, request)
+    if finish is not None and isinstance(result, dict):
+        result = finish(result)
     if codec_roundtrip and isinstance(result, dict):
         resp_codec = codec(spec.api.response_name, v)
         result, _ = resp_codec.decode(resp_codec.encode(result))

@@ -10,20 +10,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from mockkafka.cluster.acls import ResourceType
 from mockkafka.cluster.groups import ConsumerGroup
 from mockkafka.cluster.groups_common import Message
 from mockkafka.errors import ErrorCode
-from mockkafka.handlers._groups import (
-    AUTHORIZED_OPERATIONS_OMITTED,
-    GROUP_AUTHORIZED_OPERATIONS,
-    coordinator_error,
-)
+from mockkafka.handlers._groups import coordinator_error
+from mockkafka.handlers.authz import AUTHORIZED_OPERATIONS_OMITTED, authorized_operations
 from mockkafka.handlers.base import RequestContext, Result, handler
 
 
 def describe(ctx: RequestContext, group_id: str, with_ops: bool) -> dict[str, Any]:
-    ops = GROUP_AUTHORIZED_OPERATIONS if with_ops else AUTHORIZED_OPERATIONS_OMITTED
-    base: dict[str, Any] = {"group_id": group_id, "authorized_operations": ops}
+    base: dict[str, Any] = {
+        "group_id": group_id,
+        "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+    }
     err = coordinator_error(ctx, group_id)
     if err:
         return {**base, "error_code": err}
@@ -38,6 +38,9 @@ def describe(ctx: RequestContext, group_id: str, with_ops: bool) -> dict[str, An
     return {
         **base,
         "error_code": 0,
+        "authorized_operations": authorized_operations(ctx, ResourceType.GROUP, group_id)
+        if with_ops
+        else AUTHORIZED_OPERATIONS_OMITTED,
         "group_state": g.state_name,
         "group_epoch": g.group_epoch,
         "assignment_epoch": g.assignment_epoch,

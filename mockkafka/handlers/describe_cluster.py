@@ -14,16 +14,12 @@ from __future__ import annotations
 from typing import Any
 
 from mockkafka.errors import ErrorCode
+from mockkafka.handlers.authz import cluster_operations
 from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.protocol.codec import Message
 
-NOT_REQUESTED = -2147483648
 BROKERS_ENDPOINT = 1
 CONTROLLERS_ENDPOINT = 2
-# ALTER(4), ALTER_CONFIGS(11), CLUSTER_ACTION(7), CREATE(5), DESCRIBE(8), DESCRIBE_CONFIGS(10),
-# IDEMPOTENT_WRITE(12), CREATE_TOKENS(13), DESCRIBE_TOKENS(14): what Kafka reports for the
-# cluster resource when nothing is denied.
-CLUSTER_OPERATIONS = sum(1 << op for op in (4, 5, 7, 8, 10, 11, 12, 13, 14))
 
 
 @handler("DescribeCluster", versions=(0, 2))
@@ -36,9 +32,9 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         "endpoint_type": endpoint_type,
         "cluster_id": c.cluster_id,
         "controller_id": c.controller_id,
-        "cluster_authorized_operations": CLUSTER_OPERATIONS
-        if request.get("include_cluster_authorized_operations")
-        else NOT_REQUESTED,
+        "cluster_authorized_operations": cluster_operations(
+            ctx, bool(request.get("include_cluster_authorized_operations"))
+        ),
     }
     if endpoint_type != BROKERS_ENDPOINT:
         resp["error_code"] = ErrorCode.UNSUPPORTED_ENDPOINT_TYPE

@@ -2,7 +2,7 @@
 
 Describes classic groups: state, protocol type, protocol (only when Stable), members with
 client id and host and -- when Stable -- their metadata and assignment bytes, as Kafka does.
-``authorized_operations`` (v3+, when asked) lists every group operation (no ACLs here).
+``authorized_operations`` (v3+, when asked): the principal's operations on a described group.
 A group that does not exist is ``Dead`` with no error before v6 and GROUP_ID_NOT_FOUND from
 v6; a KIP-848 group is not a classic group and is answered the same way (use
 ConsumerGroupDescribe).
@@ -12,28 +12,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from mockkafka.cluster.acls import ResourceType
 from mockkafka.cluster.groups import ClassicGroup
 from mockkafka.cluster.groups_classic import ClassicGroupState
 from mockkafka.cluster.groups_common import Message
 from mockkafka.errors import ErrorCode
-from mockkafka.handlers._groups import (
-    AUTHORIZED_OPERATIONS_OMITTED,
-    GROUP_AUTHORIZED_OPERATIONS,
-    coordinator_error,
-)
+from mockkafka.handlers._groups import coordinator_error
+from mockkafka.handlers.authz import AUTHORIZED_OPERATIONS_OMITTED, authorized_operations
 from mockkafka.handlers.base import RequestContext, Result, handler
 
 
 def describe(ctx: RequestContext, group_id: str, with_ops: bool) -> dict[str, Any]:
     v = ctx.version
-    ops = GROUP_AUTHORIZED_OPERATIONS if with_ops else AUTHORIZED_OPERATIONS_OMITTED
     base: dict[str, Any] = {
         "group_id": group_id,
         "group_state": "",
         "protocol_type": "",
         "protocol_data": "",
         "members": [],
-        "authorized_operations": ops,
+        "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
     }
     err = coordinator_error(ctx, group_id)
     if err:
@@ -53,6 +50,9 @@ def describe(ctx: RequestContext, group_id: str, with_ops: bool) -> dict[str, An
     return {
         **base,
         "error_code": ErrorCode.NONE,
+        "authorized_operations": authorized_operations(ctx, ResourceType.GROUP, group_id)
+        if with_ops and v >= 3
+        else AUTHORIZED_OPERATIONS_OMITTED,
         "group_state": g.state_name,
         "protocol_type": g.protocol_type or "",
         "protocol_data": (g.protocol_name or "") if stable else "",

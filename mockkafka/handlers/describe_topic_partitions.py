@@ -8,21 +8,23 @@ partition left out, or is null. Each partition has leader, leader epoch, replica
 offline replicas, and empty eligible-leader-replica lists (ELR is off, as in a default
 Kafka 4.x cluster). Unknown topics answer UNKNOWN_TOPIC_OR_PARTITION.
 
-Not implemented: authorization (``topic_authorized_operations`` reports every operation).
+Topics the principal may not DESCRIBE (with ``Cluster(authorizer=True)``) answer
+TOPIC_AUTHORIZATION_FAILED when named and are left out of "all topics" (``handlers/authz.py``);
+``topic_authorized_operations`` is the KIP-430 bit field of the principal's operations.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from mockkafka.cluster.acls import ResourceType
 from mockkafka.cluster.state import Partition, Topic
 from mockkafka.errors import ErrorCode
+from mockkafka.handlers.authz import authorized_operations
 from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.protocol.codec import ZERO_UUID, Message
 
 MAX_PARTITION_LIMIT = 2000
-# READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS (topic ops)
-TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
 
 
 @handler("DescribeTopicPartitions", versions=(0, 0))
@@ -98,5 +100,5 @@ def _topic(ctx: RequestContext, topic: Topic, parts: list[Partition]) -> dict[st
             }
             for p in parts
         ],
-        "topic_authorized_operations": TOPIC_OPERATIONS,
+        "topic_authorized_operations": authorized_operations(ctx, ResourceType.TOPIC, topic.name),
     }

@@ -4,22 +4,27 @@ Lists the running brokers, the controller, the cluster id and the requested topi
 topics for a null list, or an empty one before v1) with partitions, leaders, leader epochs,
 replicas and ISR. Topics may be named by id (v10+). Unknown topics are created when
 auto-creation is on for the cluster and the request allows it (v4+), as a broker with
-``auto.create.topics.enable=true`` does. Not implemented: authorized operations are reported
-as "all" when asked for (no ACLs yet).
+``auto.create.topics.enable=true`` does. With ``Cluster(authorizer=True)`` topics
+the principal may not DESCRIBE answer TOPIC_AUTHORIZATION_FAILED when named and are left out
+of "all topics"; auto-creation needs CREATE on the cluster or the topic. Authorized operations
+(KIP-430, when asked) are the principal's, every operation without an authorizer.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from mockkafka.cluster.acls import AclOperation
+from mockkafka.cluster.acls import AclOperation, ResourceType
 from mockkafka.errors import ErrorCode, KafkaApiError
-from mockkafka.handlers.authz import cluster_allowed, topic_allowed
+from mockkafka.handlers.authz import (
+    AUTHORIZED_OPERATIONS_OMITTED,
+    authorized_operations,
+    cluster_allowed,
+    cluster_operations,
+    topic_allowed,
+)
 from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.protocol.codec import ZERO_UUID, Message
-
-ALL_OPERATIONS = 0b1111_1111_1000  # READ..IDEMPOTENT_WRITE bits, as Kafka reports for super users
-NOT_REQUESTED = -2147483648
 
 DESCRIBE = AclOperation.DESCRIBE
 CREATE = AclOperation.CREATE
@@ -33,6 +38,7 @@ def handle(ctx: RequestContext, request: Message) -> Result:
     if v == 0 and requested == []:
         requested = None
     allow_create = request.get("allow_auto_topic_creation", True) if v >= 4 else True
+    topic_ops = bool(request.get("include_topic_authorized_operations"))
     topics_out: list[dict[str, Any]] = []
     # Built per partition, so hoisted: thousands of partitions are answered in one request.
     down = {b.node_id for b in c.brokers.values() if not b.running}
@@ -99,9 +105,11 @@ def handle(ctx: RequestContext, request: Message) -> Result:
                 "topic_id": topic.topic_id,
                 "is_internal": topic.is_internal,
                 "partitions": partitions,
-                "topic_authorized_operations": ALL_OPERATIONS
-                if request.get("include_topic_authorized_operations")
-                else NOT_REQUESTED,
+                "topic_authorized_operations": authorized_operations(
+                    ctx, ResourceType.TOPIC, topic.name
+                )
+                if topic_ops
+                else AUTHORIZED_OPERATIONS_OMITTED,
             }
         )
     return {
@@ -112,7 +120,7 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         "cluster_id": c.cluster_id,
         "controller_id": c.controller_id,
         "topics": topics_out,
-        "cluster_authorized_operations": ALL_OPERATIONS
-        if request.get("include_cluster_authorized_operations")
-        else NOT_REQUESTED,
+        "cluster_authorized_operations": cluster_operations(
+            ctx, v <= 10 and bool(request.get("include_cluster_authorized_operations"))
+        ),
     }

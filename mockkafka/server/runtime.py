@@ -46,7 +46,7 @@ from mockkafka.cluster.violations import note as note_violation
 from mockkafka.errors import ErrorCode
 from mockkafka.faults.inspect import request_info
 from mockkafka.handlers._quotas import THROTTLED_UNTIL, apply_quotas
-from mockkafka.handlers.authz import refused
+from mockkafka.handlers.authz import gate
 from mockkafka.handlers.base import (
     NO_RESPONSE,
     HandlerSpec,
@@ -508,9 +508,11 @@ class ClusterServer:
     ) -> Any:
         """Run a handler to completion (following Park), turning bugs into an error reply."""
         try:
-            denied = refused(ctx, body)
-            if denied is not None:
-                return error_response(ctx, body, denied)
+            finish = None
+            if self.state.config.authorizer:  # the one check per request when ACLs are off
+                refusal, body, finish = gate(ctx, body)
+                if refusal is not None:
+                    return refusal
             result = spec.fn(ctx, body)
             self.signal.notify()
             while isinstance(result, Park):
@@ -518,6 +520,8 @@ class ClusterServer:
                 ctx.now_ms = self.state.now_ms()
                 result = result.resume(timed_out)
                 self.signal.notify()
+            if finish is not None:
+                result = finish(result)
             apply_quotas(ctx, body, result)
         except (trio.Cancelled, CloseConnection):
             raise
