@@ -31,6 +31,10 @@ _ARRAY_ALIASES = {
     "results_by_partition": ("partitions",),
     "results_by_topic_v3_and_below": ("v3_and_below_topics",),
 }
+# DescribeUserScramCredentials answers its users in "results".
+_ARRAY_ALIASES["results"] = (*_ARRAY_ALIASES["results"], "users")
+# AlterConfigs / IncrementalAlterConfigs answer their config resources in "responses".
+_ARRAY_ALIASES["responses"] = (*_ARRAY_ALIASES["responses"], "resources")
 
 # The error code fields set (partition_error_code: AddPartitionsToTxn v0-3).
 _ERROR_FIELDS = frozenset({"error_code", "partition_error_code"})
@@ -43,16 +47,21 @@ _ID_ALIASES = {
     **{name: same_meaning(name, TOPIC_KEYS) for name in TOPIC_KEYS},
     "group_id": ("group_id", "key"),
     "key": ("key",),
+    "user": ("name",),
 }
 
 
-def build_error_response(api: Api, version: int, request: Message, error: int) -> Message:
+def build_error_response(
+    api: Api, version: int, request: Message, error: int, message: str | None = None
+) -> Message:
     """The response of ``api`` at ``version`` answering ``request`` with ``error``."""
     fields = message_fields(api.response_name, version)
-    return _mirror(fields, version, request, int(error))
+    return _mirror(fields, version, request, int(error), message)
 
 
-def _mirror(fields: list[Field], version: int, req: Any, error: int) -> dict[str, Any]:
+def _mirror(
+    fields: list[Field], version: int, req: Any, error: int, message: str | None = None
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in fields:
         name, ftype = f[0], f[1]
@@ -60,6 +69,8 @@ def _mirror(fields: list[Field], version: int, req: Any, error: int) -> dict[str
             continue
         if name in _ERROR_FIELDS:
             out[name] = error
+        elif name == "error_message" and message is not None:
+            out[name] = message
         elif name in _UNKNOWN_VALUES:
             out[name] = _UNKNOWN_VALUES[name]
         elif ftype == "records":
@@ -67,7 +78,7 @@ def _mirror(fields: list[Field], version: int, req: Any, error: int) -> dict[str
         elif ftype == "[]struct":
             src = _find_array(req, name)
             if src is not None:
-                out[name] = [_mirror(f[7], version, e, error) for e in src]
+                out[name] = [_mirror(f[7], version, e, error, message) for e in src]
         elif isinstance(req, dict):
             for alias in _ID_ALIASES.get(name, (name,)):
                 if alias in req and not isinstance(req[alias], list | dict):

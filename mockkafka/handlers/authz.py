@@ -84,6 +84,16 @@ _FAILED = {
 }
 
 
+# Kafka's messages for the errors (Errors.java), sent where a response has a message field.
+_MESSAGES = {
+    ErrorCode.TOPIC_AUTHORIZATION_FAILED: "Topic authorization failed.",
+    ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
+    ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
+    ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: "Transactional Id authorization failed.",
+    ErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED: "Delegation Token authorization failed.",
+}
+
+
 def failed_code(rtype: ResourceType) -> ErrorCode:
     """The error Kafka answers when ``rtype`` is not authorized."""
     return _FAILED[rtype]
@@ -415,14 +425,14 @@ def gate(ctx: RequestContext, request: Message) -> tuple[Result | None, Message,
         if isinstance(check, Custom):
             code = check.check(ctx, request)
             if code is not None:
-                return error_response(ctx, request, code), request, None
+                return _refusal(ctx, request, code), request, None
             continue
         if not _applies(check, ctx.version):
             continue
         if isinstance(check, Whole):
             code = _whole(ctx, request, check)
             if code is not None:
-                return error_response(ctx, request, code), request, None
+                return _refusal(ctx, request, code), request, None
         elif isinstance(check, Each):
             refusal, request, fin = _each(ctx, request, check)
             if refusal is not None:
@@ -440,6 +450,12 @@ def gate(ctx: RequestContext, request: Message) -> tuple[Result | None, Message,
         return result
 
     return None, request, finish
+
+
+def _refusal(ctx: RequestContext, request: Message, code: ErrorCode) -> Message:
+    """``request`` answered whole with ``code`` and, where the response has room for it,
+    Kafka's message (librdkafka expects one with some errors)."""
+    return error_response(ctx, request, code, _MESSAGES.get(code))
 
 
 def _whole(ctx: RequestContext, request: Message, check: Whole) -> ErrorCode | None:
@@ -524,7 +540,7 @@ def _answers(ctx: RequestContext, request: Message, check: Each, denied: list[An
         if isinstance(item, str):
             out.append({check.key: item, "error_code": code})
             continue
-        built = error_response(ctx, {check.array: [item]}, code)
+        built = error_response(ctx, {check.array: [item]}, code, _MESSAGES.get(code))
         entry = (built.get(check.answer) or [{}])[0]
         if check.locate is _topic_by_name_or_id and not item.get("name"):
             entry["name"] = None  # the id was not the client's to resolve

@@ -179,7 +179,9 @@ def served_versions(cluster: ClusterState) -> dict[int, tuple[int, int]]:
     return served
 
 
-def error_response(ctx: RequestContext, request: Message, error: int) -> Message:
+def error_response(
+    ctx: RequestContext, request: Message, error: int, message: str | None = None
+) -> Message:
     """A response answering every part of ``request`` with ``error``.
 
     Mirrors the request's topics/partitions/groups where the response has them, so clients
@@ -187,7 +189,7 @@ def error_response(ctx: RequestContext, request: Message, error: int) -> Message
     """
     from mockkafka.handlers._errors import build_error_response
 
-    return build_error_response(ctx.api, ctx.version, request, int(error))
+    return build_error_response(ctx.api, ctx.version, request, int(error), message)
 
 
 def call_handler(

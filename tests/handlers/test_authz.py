@@ -65,9 +65,7 @@ def test_declarations_name_fields_the_schemas_have(api_name: str) -> None:
 
 
 def _acl(rtype: ResourceType, name: str, op: AclOperation, principal: str = ALICE) -> AclBinding:
-    return AclBinding(
-        rtype, name, PatternType.LITERAL, principal, "*", op, AclPermissionType.ALLOW
-    )
+    return AclBinding(rtype, name, PatternType.LITERAL, principal, "*", op, AclPermissionType.ALLOW)
 
 
 def _cluster(*acls: AclBinding) -> ClusterState:
@@ -157,7 +155,9 @@ def test_offset_fetch_needs_describe_on_group_and_topics(version: int) -> None:
         ts = None if topics is None else [{"name": t, "partition_indexes": [0]} for t in topics]
         if version < 8:
             return _call(state, "OffsetFetch", {"group_id": group, "topics": ts}, version=version)
-        out = _call(state, "OffsetFetch", {"groups": [{"group_id": group, "topics": ts}]}, version=version)
+        out = _call(
+            state, "OffsetFetch", {"groups": [{"group_id": group, "topics": ts}]}, version=version
+        )
         return dict(out["groups"][0])
 
     assert fetch("other", ["orders"])["error_code"] == GROUP_FAILED
