@@ -18,11 +18,13 @@ plugin, which reports them as warnings of the test, or failures with
     has moved past (ILLEGAL_GENERATION, STALE_MEMBER_EPOCH, FENCED_INSTANCE_ID);
 ``fetch-session-ignored``
     an incremental Fetch with an epoch its session did not expect
-    (INVALID_FETCH_SESSION_EPOCH).
+    (INVALID_FETCH_SESSION_EPOCH);
+``request-before-sasl``
+    on a SASL listener, a request other than ApiVersions, SaslHandshake and SaslAuthenticate
+    before authentication completed (Kafka closes the connection: ILLEGAL_SASL_STATE).
 
 A response a fault rule produced or changed is never counted: the test asked for it.
-Requests before ApiVersions are not violations (Kafka does not require ApiVersions);
-requests before SASL completes belong to the SASL handlers.
+Requests before ApiVersions are not violations (Kafka does not require ApiVersions).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ RULES = (
     "idempotent-sequence-gap",
     "commit-from-fenced-member",
     "fetch-session-ignored",
+    "request-before-sasl",
 )
 
 _FENCED_COMMIT = {

@@ -453,6 +453,17 @@ class ClusterServer:
             )
         if self._sasl and hdr.api_key not in BEFORE_AUTH:
             if PRINCIPAL not in conn.state:
+                note_violation(
+                    self.state,
+                    "request-before-sasl",
+                    f"{req.api_name} before SASL authentication completed (Kafka closes the "
+                    "connection: ILLEGAL_SASL_STATE)",
+                    api=req.api_name,
+                    version=hdr.api_version,
+                    broker_id=conn.broker_id,
+                    connection_id=conn.id,
+                    client_id=hdr.client_id,
+                )
                 raise CloseConnection(f"{req.api_name} before SASL authentication")
             expires = conn.state.get(SESSION_EXPIRES)
             if expires is not None and now > expires:  # KIP-368: not re-authenticated

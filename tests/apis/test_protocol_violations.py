@@ -159,3 +159,12 @@ def test_pytest_report_lists_violations_as_warnings_or_failures(pytester: pytest
     result = pytester.runpytest("-p", "no:cacheprovider", "--kafka-violations=error")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*client protocol violations*"])
+
+
+def test_a_request_before_sasl_completes_closes_the_connection_and_is_noted() -> None:
+    with mockkafka.Cluster(security_protocol="SASL_PLAINTEXT", users={"alice": "pw"}) as cluster:
+        raw = Raw(cluster)
+        assert raw.request("ApiVersions", 3, {})["error_code"] == 0  # allowed before SASL
+        assert raw.request("Metadata", 12, {"topics": None}) is None  # closed, as Kafka does
+        (v,) = [v for v in cluster.protocol_violations if v.rule == "request-before-sasl"]
+        assert v.api == "Metadata" and v.client_id == "raw"
