@@ -12,7 +12,9 @@ connection at its next request.
 
 from __future__ import annotations
 
-from mockkafka.cluster.security import SaslFailed
+from typing import Any
+
+from mockkafka.cluster.security import SaslExchange, SaslFailed
 from mockkafka.errors import ErrorCode
 from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.handlers.sasl_handshake import PRINCIPAL, SASL_EXCHANGE, SESSION_EXPIRES
@@ -32,30 +34,16 @@ def handle(ctx: RequestContext, request: Message) -> Result:
             "error_message": "SaslAuthenticate without a SaslHandshake first",
             "auth_bytes": b"",
         }
-    try:
-        out = exchange.step(bytes(request.get("auth_bytes") or b""))
-    except SaslFailed as exc:
-        ctx.connection_state.pop(SASL_EXCHANGE, None)
-        ctx.connection_state[SASL_FAILED] = True
+    state = ctx.connection_state
+    out, failure = sasl_step(state, exchange, bytes(request.get("auth_bytes") or b""))
+    if failure is not None:
         return {
             "error_code": ErrorCode.SASL_AUTHENTICATION_FAILED,
-            "error_message": str(exc),
+            "error_message": failure,
             "auth_bytes": b"",
         }
-    state = ctx.connection_state
     lifetime = 0
     if exchange.principal is not None:
-        state.pop(SASL_EXCHANGE, None)
-        before = state.get(PRINCIPAL)
-        if before is not None and before != exchange.principal:
-            state[SASL_FAILED] = True
-            return {
-                "error_code": ErrorCode.SASL_AUTHENTICATION_FAILED,
-                "error_message": "Cannot change principals during re-authentication from "
-                f"{before}: {exchange.principal}",
-                "auth_bytes": b"",
-            }
-        state[PRINCIPAL] = exchange.principal
         lifetime = session_lifetime_ms(ctx, getattr(exchange, "expires_ms", None))
         if lifetime > 0:
             state[SESSION_EXPIRES] = ctx.now_ms + lifetime
@@ -67,6 +55,32 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         "auth_bytes": out,
         "session_lifetime_ms": lifetime,
     }
+
+
+def sasl_step(
+    state: dict[str, Any], exchange: SaslExchange, token: bytes
+) -> tuple[bytes, str | None]:
+    """Feed one client ``token`` to the connection's ``exchange`` (SaslAuthenticate, or a
+    raw token after SaslHandshake v0): ``(server token, None)``, or ``(b"", why)`` when
+    authentication failed (the connection is then closed: ``SASL_FAILED`` is set). When the
+    exchange completes, ``PRINCIPAL`` is set; a re-authentication may not change it."""
+    try:
+        out = exchange.step(token)
+    except SaslFailed as exc:
+        state.pop(SASL_EXCHANGE, None)
+        state[SASL_FAILED] = True
+        return b"", str(exc)
+    if exchange.principal is not None:
+        state.pop(SASL_EXCHANGE, None)
+        before = state.get(PRINCIPAL)
+        if before is not None and before != exchange.principal:
+            state[SASL_FAILED] = True
+            return b"", (
+                f"Cannot change principals during re-authentication from {before}: "
+                f"{exchange.principal}"
+            )
+        state[PRINCIPAL] = exchange.principal
+    return out, None
 
 
 def session_lifetime_ms(ctx: RequestContext, credential_expires_ms: int | None) -> int:

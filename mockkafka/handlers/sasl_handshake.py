@@ -1,16 +1,16 @@
-"""SaslHandshake (key 17), version 1.
+"""SaslHandshake (key 17), versions 0-1.
 
 Picks the SASL mechanism of the connection on a SASL listener (``security_protocol``
 ``SASL_PLAINTEXT`` / ``SASL_SSL``): UNSUPPORTED_SASL_MECHANISM with the enabled ones
 (``cluster/security.SASL_MECHANISMS``) for another, ILLEGAL_SASL_STATE when the connection
-is already authenticated or the listener does not speak SASL. The exchange itself follows in
-SaslAuthenticate requests.
+is already authenticated or the listener does not speak SASL. After version 1 the exchange
+follows in SaslAuthenticate requests; after version 0 (the pre-KIP-152 exchange of clients
+for Kafka before 1.0) the client sends its SASL tokens as raw size-prefixed frames with no
+request header, answered the same way, until authentication ends (``UNFRAMED``: the server
+switches the connection's codec; a failure closes the connection, as Kafka does).
 
 On a connection whose session has a lifetime (``connections.max.reauth.ms`` > 0, KIP-368)
 a client re-authenticates with a new handshake of the same mechanism.
-
-Not implemented: version 0 (the pre-KIP-152 unframed token exchange); it is not advertised,
-so clients use version 1.
 """
 
 from __future__ import annotations
@@ -28,9 +28,11 @@ PRINCIPAL = "sasl.principal"
 SESSION_EXPIRES = "sasl.session_expires_ms"
 #: connection_state key: the mechanism the connection authenticated with.
 MECHANISM = "sasl.mechanism"
+#: connection_state key set by a SaslHandshake v0: raw SASL token frames follow.
+UNFRAMED = "sasl.unframed"
 
 
-@handler("SaslHandshake", versions=(1, 1))
+@handler("SaslHandshake", versions=(0, 1))
 def handle(ctx: RequestContext, request: Message) -> Result:
     cfg = ctx.cluster.config
     mechanism = request.get("mechanism") or ""
@@ -51,4 +53,6 @@ def handle(ctx: RequestContext, request: Message) -> Result:
     state[SASL_EXCHANGE] = sasl_exchange(
         mechanism, dict(cfg.users), ctx.cluster.now_ms, ctx.cluster.scram_credentials
     )
+    if ctx.version == 0:
+        state[UNFRAMED] = True
     return {"error_code": ErrorCode.NONE, "mechanisms": list(SASL_MECHANISMS)}

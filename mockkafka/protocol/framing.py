@@ -76,6 +76,14 @@ class Request:
         return self.api.name if self.api is not None else f"Unknown({self.header.api_key})"
 
 
+@dataclass(frozen=True, slots=True)
+class SaslToken:
+    """One raw SASL token: after a SaslHandshake v0 (the pre-KIP-152 exchange) the tokens
+    travel as size-prefixed frames with no request header, until authentication ends."""
+
+    data: bytes
+
+
 @dataclass(slots=True)
 class Response:
     """One decoded response, as a client sees it."""
@@ -160,6 +168,9 @@ class ServerConnection:
 
     def __init__(self, *, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
         self._frames = _FrameBuffer(max_frame_size)
+        #: Set after a SaslHandshake v0 answer: frames are raw SASL tokens
+        #: (:class:`SaslToken`) until the server clears it when authentication ends.
+        self.unframed_sasl = False
 
     def receive_data(self, data: bytes | bytearray | memoryview) -> None:
         """Add bytes read from the socket."""
@@ -174,8 +185,8 @@ class ServerConnection:
         """Drop every buffered byte (the connection is closed; free the memory now)."""
         self._frames = _FrameBuffer(self._frames.max_frame_size)
 
-    def next_event(self) -> Request | _NeedData:
-        """The next whole request, or NEED_DATA.
+    def next_event(self) -> Request | SaslToken | _NeedData:
+        """The next whole request (a :class:`SaslToken` while ``unframed_sasl``), or NEED_DATA.
 
         Raises FrameTooLarge (close the connection) or ProtocolError (an unparseable header
         or body: close the connection, as Kafka does).
@@ -183,6 +194,8 @@ class ServerConnection:
         frame = self._frames.next_frame()
         if frame is None:
             return NEED_DATA
+        if self.unframed_sasl:
+            return SaslToken(bytes(frame))
         header, pos = parse_request_header(frame)
         a = API_BY_KEY.get(header.api_key)
         if a is None:
@@ -200,6 +213,11 @@ class ServerConnection:
             return Request(header, a, None, len(frame), err)
         body, _end = codec(a.request_name, header.api_version).decode(frame, pos)
         return Request(header, a, body, len(frame))
+
+    @staticmethod
+    def encode_sasl_token(data: bytes) -> bytes:
+        """A raw SASL token frame (the answer to a :class:`SaslToken`)."""
+        return _SIZE.pack(len(data)) + data
 
     @staticmethod
     def encode_response(
@@ -317,6 +335,7 @@ __all__ = [
     "Request",
     "RequestHeader",
     "Response",
+    "SaslToken",
     "ServerConnection",
     "parse_request_header",
 ]

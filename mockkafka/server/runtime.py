@@ -56,11 +56,11 @@ from mockkafka.handlers.base import (
     load_handlers,
     served_versions,
 )
-from mockkafka.handlers.sasl_authenticate import SASL_FAILED
-from mockkafka.handlers.sasl_handshake import PRINCIPAL, SESSION_EXPIRES
+from mockkafka.handlers.sasl_authenticate import SASL_FAILED, sasl_step
+from mockkafka.handlers.sasl_handshake import PRINCIPAL, SASL_EXCHANGE, SESSION_EXPIRES, UNFRAMED
 from mockkafka.protocol.apis import API_BY_NAME, API_VERSIONS_KEY
 from mockkafka.protocol.errors import ProtocolError
-from mockkafka.protocol.framing import NEED_DATA, Request, ServerConnection
+from mockkafka.protocol.framing import NEED_DATA, Request, SaslToken, ServerConnection
 from mockkafka.server.connection import RECEIVE_SIZE, CloseConnection, Connection
 from mockkafka.server.faults import apply_faults, topic_resolver
 from mockkafka.server.limits import (
@@ -330,6 +330,14 @@ class ClusterServer:
                                     codec.receive_data(more)
                                     continue
                             break
+                        if isinstance(req, SaslToken):
+                            reply = self._unframed_sasl(conn, codec, req)
+                            if reply is None:
+                                log.debug("connection %d: SASL authentication failed", cid)
+                                await self.flush(conn)
+                                return
+                            conn.out += reply
+                            continue
                         assert isinstance(req, Request)
                         self.queued.update(cid, codec.buffered)
                         big = big or req.size >= BIG_FRAME
@@ -343,6 +351,8 @@ class ClusterServer:
                                 await stream.send_all(close.pending)
                             log.debug("closing connection %d: %s", cid, close)
                             return
+                        if conn.state.pop(UNFRAMED, False):  # SaslHandshake v0 answered
+                            codec.unframed_sasl = True
                         if conn.state.get(SASL_FAILED):  # answered, then closed (Kafka)
                             if out:
                                 conn.out += out
@@ -541,6 +551,22 @@ class ClusterServer:
             self.signal.notify()
             return error_response(ctx, body, ErrorCode.UNKNOWN_SERVER_ERROR)
         return result
+
+    def _unframed_sasl(
+        self, conn: Connection, codec: ServerConnection, token: SaslToken
+    ) -> bytes | None:
+        """Answer one raw SASL token (after SaslHandshake v0) with the server's token frame;
+        None when authentication failed (Kafka closes the connection without an answer).
+        Once the exchange completes, frames are Kafka requests again."""
+        exchange = conn.state.get(SASL_EXCHANGE)
+        if exchange is None:
+            return None
+        out, failure = sasl_step(conn.state, exchange, token.data)
+        if failure is not None:
+            return None
+        if exchange.principal is not None:
+            codec.unframed_sasl = False
+        return ServerConnection.encode_sasl_token(out)
 
     def _principal(self, conn: Connection) -> str:
         """Who the client is: ``User:<name>`` after SASL, ``User:<certificate subject>``

@@ -9,6 +9,7 @@ authentication closes the connection, as Kafka does.
 from __future__ import annotations
 
 import asyncio
+import struct
 from collections.abc import Iterator
 from typing import Any
 
@@ -182,3 +183,38 @@ def test_principal_and_auth_path_faults() -> None:
         assert md.brokers
         assert rule.fired == 1
         assert seen and set(seen) == {"User:bob"}
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+@pytest.mark.parametrize("client", ["confluent", "kafka-python"])
+def test_pre_kip_152_unframed_exchange_with_an_old_broker(client: str, mechanism: str) -> None:
+    # Kafka 0.11 has SaslHandshake v0 only: the tokens follow as raw frames, no header.
+    with mockkafka.Cluster(
+        security_protocol="SASL_PLAINTEXT", users=USERS, kafka_version="0.11"
+    ) as cluster:
+        topic = unique()
+        cluster.create_topic(topic)
+        conf = cluster.client_config(client, user="bob", mechanism=mechanism)
+        PRODUCERS[client](conf, topic)
+        assert [r.value for r in cluster.topic(topic).records()] == [b"v"]
+        handshakes = cluster.traffic.requests("SaslHandshake")
+        assert handshakes and {ex.version for ex in handshakes} == {0}
+        assert not cluster.traffic.requests("SaslAuthenticate")
+        assert cluster.broker_errors == []
+
+
+def test_unframed_exchange_with_a_wrong_password_closes_the_connection() -> None:
+    with mockkafka.Cluster(security_protocol="SASL_PLAINTEXT", users=USERS) as cluster:
+        b = cluster.brokers[0]
+        with Raw(b.host, b.port) as c:
+            assert c.request("SaslHandshake", 0, {"mechanism": "PLAIN"})["error_code"] == 0
+            bad = b"\x00alice\x00wrong!"
+            c.send(struct.pack(">i", len(bad)) + bad)
+            assert c.closed_by_broker()
+        with Raw(b.host, b.port) as c:  # the right password: an empty token, then requests
+            assert c.request("SaslHandshake", 0, {"mechanism": "PLAIN"})["error_code"] == 0
+            password = USERS["alice"].encode()
+            token = b"\x00alice\x00" + password
+            c.send(struct.pack(">i", len(token)) + token)
+            assert c.sock.recv(4) == b"\x00\x00\x00\x00"  # PLAIN answers an empty token
+            assert c.request("Metadata", 12, {"topics": None})["topics"] == []

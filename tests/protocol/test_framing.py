@@ -17,6 +17,7 @@ from mockkafka.protocol.framing import (
     Request,
     RequestHeader,
     Response,
+    SaslToken,
     ServerConnection,
 )
 
@@ -294,3 +295,25 @@ def test_random_bytes_only_ever_raise_protocol_errors(chunks: list[bytes], step:
             drain(server)
     except ProtocolError:
         pass
+
+
+def test_unframed_sasl_tokens_after_a_handshake_v0_fed_one_byte_at_a_time() -> None:
+    client = ClientConnection(client_id="old")
+    server = ServerConnection()
+    server.receive_data(client.send_request("SaslHandshake", 0, {"mechanism": "PLAIN"}))
+    first = server.next_event()
+    assert isinstance(first, Request) and first.header.api_version == 0
+    server.unframed_sasl = True  # what the server does once it answered the handshake
+    token = b"\x00alice\x00secret"
+    got: list[object] = []
+    for byte in struct.pack(">i", len(token)) + token:
+        server.receive_data(bytes([byte]))
+        ev = server.next_event()
+        if ev is not NEED_DATA:
+            got.append(ev)
+    assert got == [SaslToken(token)]
+    assert ServerConnection.encode_sasl_token(b"") == b"\x00\x00\x00\x00"
+    server.unframed_sasl = False  # authenticated: requests again
+    server.receive_data(client.send_request("Metadata", 12, {"topics": None}))
+    again = server.next_event()
+    assert isinstance(again, Request) and again.api is not None and again.api.name == "Metadata"
