@@ -129,12 +129,15 @@ Locate = Callable[[RequestContext, Any], "tuple[ResourceType, str] | None"]
 class Whole:
     """The request is refused whole unless the principal may ``op`` on the resource named
     by request field ``field`` (the cluster when ``rtype`` is CLUSTER). A request whose
-    field is empty is let through (AddPartitionsToTxn v4+ batches)."""
+    field is empty is let through (AddPartitionsToTxn v4+ batches). The refusal answers
+    every part of the request with the error, or is ``answer(request, error)`` where Kafka's
+    differs (DescribeLogDirs: the error and no log dirs)."""
 
     rtype: ResourceType
     op: AclOperation
     field: str = ""
     versions: tuple[int, int] = _ANY_VERSION
+    answer: Callable[[Message, ErrorCode], Message] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,6 +268,25 @@ def _create_delegation_token(ctx: RequestContext, request: Message) -> ErrorCode
     return ErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED
 
 
+def _log_dirs_refused(_request: Message, code: ErrorCode) -> Message:
+    return {"error_code": code, "results": []}
+
+
+def _replica_dirs_refused(request: Message, code: ErrorCode) -> Message:
+    return {
+        "results": [
+            {
+                "topic_name": t.get("name"),
+                "partitions": [
+                    {"partition_index": p, "error_code": code} for p in t.get("partitions") or []
+                ],
+            }
+            for d in request.get("dirs") or []
+            for t in d.get("topics") or []
+        ]
+    }
+
+
 def _no_topics(request: Message) -> bool:
     return request.get("topics") is None
 
@@ -274,7 +296,7 @@ _OFFSET_COMMIT_TOPICS = Each("topics", "topics", topic(), _R)
 #: API name -> the checks Kafka makes for it, in order.
 RULES: dict[str, tuple[Check, ...]] = {
     # -- data path and metadata
-    "Produce": (IN_HANDLER,),
+    "Produce": (Whole(_T, _W, "transactional_id", versions=(3, 32767)), IN_HANDLER),
     "Fetch": (IN_HANDLER,),
     "Metadata": (IN_HANDLER,),
     "FindCoordinator": (IN_HANDLER,),
@@ -377,8 +399,8 @@ RULES: dict[str, tuple[Check, ...]] = {
     "ListTransactions": (Hide("transaction_states", "transactional_id", _T, _DESC),),
     # -- cluster administration
     "DescribeCluster": (OPEN,),
-    "DescribeLogDirs": (Whole(_C, _DESC),),
-    "AlterReplicaLogDirs": (Whole(_C, _ALTER),),
+    "DescribeLogDirs": (Whole(_C, _DESC, answer=_log_dirs_refused),),
+    "AlterReplicaLogDirs": (Whole(_C, _ALTER, answer=_replica_dirs_refused),),
     "ElectLeaders": (Whole(_C, _ALTER),),
     "AlterPartitionReassignments": (Whole(_C, _ALTER),),
     "ListPartitionReassignments": (Whole(_C, _DESC),),
@@ -432,6 +454,8 @@ def gate(ctx: RequestContext, request: Message) -> tuple[Result | None, Message,
         if isinstance(check, Whole):
             code = _whole(ctx, request, check)
             if code is not None:
+                if check.answer is not None:
+                    return check.answer(request, code), request, None
                 return _refusal(ctx, request, code), request, None
         elif isinstance(check, Each):
             refusal, request, fin = _each(ctx, request, check)
@@ -483,6 +507,11 @@ def _each(
             others = error_response(ctx, {check.array: kept}, ErrorCode.OPERATION_NOT_ATTEMPTED)
             out = error_response(ctx, request, 0)
             out[check.answer] = answers + list(others.get(check.answer) or [])
+            return out, request, None
+        if not kept:
+            # Nothing left for the handler (and an empty list may mean "all" to it).
+            out = error_response(ctx, {}, ErrorCode.NONE)
+            out[check.answer] = answers
             return out, request, None
         return None, {**request, check.array: kept}, _appender(check.answer, answers)
     outer_req, outer_resp, ident = check.within

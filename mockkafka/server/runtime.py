@@ -533,6 +533,9 @@ class ClusterServer:
             if self.state.config.authorizer:  # the one check per request when ACLs are off
                 refusal, body, finish = gate(ctx, body)
                 if refusal is not None:
+                    if ctx.api.key == PRODUCE_KEY and body.get("acks") == 0:
+                        # No response to carry the error: Kafka closes the connection.
+                        raise CloseConnection("Produce with acks=0 refused by the authorizer")
                     return refusal
             result = spec.fn(ctx, body)
             self.signal.notify()

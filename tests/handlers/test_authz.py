@@ -219,3 +219,75 @@ def test_authorized_operations_without_an_authorizer_are_every_supported_one() -
     assert isinstance(out, dict)
     # CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE
     assert out["cluster_authorized_operations"] == sum(1 << b for b in (5, 7, 8, 9, 10, 11, 12))
+
+
+TXN_FAILED = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+
+@pytest.mark.parametrize(
+    ("api", "request_body", "version", "where", "code"),
+    [
+        ("Produce", {"transactional_id": "tx", "acks": -1, "topic_data": []}, 9, "", None),
+        ("EndTxn", {"transactional_id": "tx", "producer_id": 1}, 3, "error_code", TXN_FAILED),
+        (
+            "JoinGroup",
+            {"group_id": "g", "protocol_type": "consumer"},
+            9,
+            "error_code",
+            GROUP_FAILED,
+        ),
+        ("DescribeLogDirs", {"topics": None}, 4, "error_code", CLUSTER_FAILED),
+        (
+            "ElectLeaders",
+            {"election_type": 0, "topic_partitions": None},
+            2,
+            "error_code",
+            CLUSTER_FAILED,
+        ),
+        ("UpdateFeatures", {"feature_updates": []}, 1, "error_code", CLUSTER_FAILED),
+        ("DescribeClientQuotas", {"components": []}, 1, "error_code", CLUSTER_FAILED),
+        ("ListConfigResources", {}, 1, "error_code", CLUSTER_FAILED),
+        ("DescribeUserScramCredentials", {"users": None}, 0, "error_code", CLUSTER_FAILED),
+    ],
+)
+def test_requests_refused_whole_without_the_acl(
+    api: str, request_body: Message, version: int, where: str, code: ErrorCode | None
+) -> None:
+    state = _cluster()
+    out = _call(state, api, request_body, version=version)
+    if api == "Produce":  # a transactional produce: every partition, and nothing stored
+        assert out["responses"] == []
+        return
+    assert out[where] == code
+    if api == "DescribeLogDirs":
+        assert out["results"] == []  # Kafka tells nothing about the log dirs
+
+
+def test_transactions_and_groups_are_hidden_or_refused_per_id() -> None:
+    state = _cluster(
+        _acl(ResourceType.TRANSACTIONAL_ID, "mine", AclOperation.DESCRIBE),
+        _acl(ResourceType.GROUP, "g1", AclOperation.DESCRIBE),
+    )
+    out = _call(state, "DescribeTransactions", {"transactional_ids": ["mine", "theirs"]})
+    got = {t["transactional_id"]: t["error_code"] for t in out["transaction_states"]}
+    assert got["theirs"] == TXN_FAILED and got["mine"] != TXN_FAILED
+    out = _call(
+        state, "DescribeGroups", {"groups": ["g1", "g2"], "include_authorized_operations": True}
+    )
+    got = {g["group_id"]: g["error_code"] for g in out["groups"]}
+    assert got["g2"] == GROUP_FAILED and got["g1"] != GROUP_FAILED
+    out = _call(state, "DeleteGroups", {"groups_names": ["g1"]})
+    assert out["results"] == [{"group_id": "g1", "error_code": GROUP_FAILED}]
+
+
+def test_describe_topic_partitions_hides_and_refuses_undescribable_topics() -> None:
+    state = _cluster(_acl(ResourceType.TOPIC, "orders", AclOperation.READ))
+    out = _call(state, "DescribeTopicPartitions", {"topics": [], "response_partition_limit": 10})
+    assert [t["name"] for t in out["topics"]] == ["orders"]
+    assert out["topics"][0]["topic_authorized_operations"] == (1 << 3) | (1 << 8)
+    out = _call(
+        state,
+        "DescribeTopicPartitions",
+        {"topics": [{"name": "secret"}], "response_partition_limit": 10},
+    )
+    assert [(t["name"], t["error_code"]) for t in out["topics"]] == [("secret", TOPIC_FAILED)]
