@@ -19,21 +19,14 @@ from confluent_kafka.admin import (
 )
 
 import mockkafka
+from tests.interop._acl import acl_cluster, allow, grant
 
 pytestmark = pytest.mark.interop
-
-USERS = {"admin": "admin-secret", "alice": "alice-secret"}
 
 
 @pytest.fixture
 def cluster() -> Iterator[mockkafka.Cluster]:
-    with mockkafka.Cluster(
-        security_protocol="SASL_PLAINTEXT",
-        users=USERS,
-        authorizer=True,
-        super_users=["User:admin"],
-        auto_create_topics=False,
-    ) as c:
+    with acl_cluster() as c:
         c.create_topic("orders")
         c.create_topic("secret")
         yield c
@@ -54,15 +47,7 @@ def _produce(cluster: mockkafka.Cluster, user: str, topic: str) -> KafkaError | 
 
 
 def _write_acl(principal: str = "User:alice") -> AclBinding:
-    return AclBinding(
-        ResourceType.TOPIC,
-        "orders",
-        ResourcePatternType.LITERAL,
-        principal,
-        "*",
-        AclOperation.WRITE,
-        AclPermissionType.ALLOW,
-    )
+    return allow(ResourceType.TOPIC, "orders", AclOperation.WRITE, principal)
 
 
 def test_confluent_admin_creates_acls_and_a_denied_producer_is_then_allowed(
@@ -155,20 +140,13 @@ def test_without_an_authorizer_acl_requests_answer_security_disabled() -> None:
             f.result(10)
 
 
-def _acl(rtype: ResourceType, name: str, op: AclOperation) -> AclBinding:
-    return AclBinding(
-        rtype, name, ResourcePatternType.LITERAL, "User:alice", "*", op, AclPermissionType.ALLOW
-    )
-
-
 def test_a_consumer_needs_read_on_its_group_and_the_topic(cluster: mockkafka.Cluster) -> None:
     from confluent_kafka import Consumer
 
     cluster.produce("orders", b"a")
     cluster.produce("orders", b"b")
     admin = AdminClient(cluster.client_config("confluent", user="admin"))
-    for f in admin.create_acls([_acl(ResourceType.TOPIC, "orders", AclOperation.READ)]).values():
-        f.result(10)
+    grant(admin, ResourceType.TOPIC, "orders", AclOperation.READ)
 
     def consume() -> tuple[list[bytes], set[int]]:
         c = Consumer(
@@ -197,7 +175,6 @@ def test_a_consumer_needs_read_on_its_group_and_the_topic(cluster: mockkafka.Clu
 
     got, errors = consume()
     assert got == [] and KafkaError.GROUP_AUTHORIZATION_FAILED in errors
-    for f in admin.create_acls([_acl(ResourceType.GROUP, "billing", AclOperation.READ)]).values():
-        f.result(10)
+    grant(admin, ResourceType.GROUP, "billing", AclOperation.READ)
     got, errors = consume()
     assert got == [b"a", b"b"] and not errors

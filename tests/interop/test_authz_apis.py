@@ -16,7 +16,6 @@ from confluent_kafka import (
     TopicPartition,
 )
 from confluent_kafka.admin import (
-    AclBinding,
     AclBindingFilter,
     AclOperation,
     AclPermissionType,
@@ -32,22 +31,14 @@ from confluent_kafka.admin import (
 )
 
 import mockkafka
+from tests.interop._acl import T, acl_cluster, grant
 
 pytestmark = pytest.mark.interop
-
-USERS = {"admin": "admin-secret", "alice": "alice-secret"}
-T = 10  # seconds for a future
 
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[mockkafka.Cluster]:
-    with mockkafka.Cluster(
-        security_protocol="SASL_PLAINTEXT",
-        users=USERS,
-        authorizer=True,
-        super_users=["User:admin"],
-        auto_create_topics=False,
-    ) as c:
+    with acl_cluster() as c:
         yield c
 
 
@@ -78,23 +69,6 @@ def alice(cluster: mockkafka.Cluster, admin: AdminClient) -> AdminClient:
     cluster.create_topic("orders", partitions=2)
     cluster.create_topic("secret")
     return AdminClient(cluster.client_config("confluent", user="alice"))
-
-
-def grant(admin: AdminClient, rtype: ResourceType, name: str, *ops: AclOperation) -> None:
-    acls = [
-        AclBinding(
-            rtype,
-            name,
-            ResourcePatternType.LITERAL,
-            "User:alice",
-            "*",
-            op,
-            AclPermissionType.ALLOW,
-        )
-        for op in ops
-    ]
-    for f in admin.create_acls(acls).values():
-        f.result(T)
 
 
 def code(future: Any) -> int:

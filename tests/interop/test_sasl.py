@@ -76,14 +76,17 @@ PRODUCERS = {
 @pytest.mark.parametrize("mechanism", MECHANISMS)
 @pytest.mark.parametrize("client", sorted(PRODUCERS))
 def test_client_authenticates(sasl_cluster: mockkafka.Cluster, client: str, mechanism: str) -> None:
-    topic = unique()
-    sasl_cluster.create_topic(topic)
-    conf = sasl_cluster.client_config(client, user="bob", mechanism=mechanism)
-    PRODUCERS[client](conf, topic)
-    assert [r.value for r in sasl_cluster.topic(topic).records()] == [b"v"]
+    _produce_as_bob(sasl_cluster, client, mechanism)
     auth = sasl_cluster.traffic.requests("SaslAuthenticate")
     assert auth and all(not ex.error_codes for ex in auth)
-    assert sasl_cluster.broker_errors == []
+
+
+def _produce_as_bob(cluster: mockkafka.Cluster, client: str, mechanism: str) -> None:
+    topic = unique()
+    cluster.create_topic(topic)
+    PRODUCERS[client](cluster.client_config(client, user="bob", mechanism=mechanism), topic)
+    assert [r.value for r in cluster.topic(topic).records()] == [b"v"]
+    assert cluster.broker_errors == []
 
 
 def test_wrong_password_is_refused_and_the_broker_keeps_serving() -> None:
@@ -192,15 +195,10 @@ def test_pre_kip_152_unframed_exchange_with_an_old_broker(client: str, mechanism
     with mockkafka.Cluster(
         security_protocol="SASL_PLAINTEXT", users=USERS, kafka_version="0.11"
     ) as cluster:
-        topic = unique()
-        cluster.create_topic(topic)
-        conf = cluster.client_config(client, user="bob", mechanism=mechanism)
-        PRODUCERS[client](conf, topic)
-        assert [r.value for r in cluster.topic(topic).records()] == [b"v"]
+        _produce_as_bob(cluster, client, mechanism)
         handshakes = cluster.traffic.requests("SaslHandshake")
         assert handshakes and {ex.version for ex in handshakes} == {0}
         assert not cluster.traffic.requests("SaslAuthenticate")
-        assert cluster.broker_errors == []
 
 
 def test_unframed_exchange_with_a_wrong_password_closes_the_connection() -> None:

@@ -1,0 +1,47 @@
+"""ACL helpers for the interop tests: a super user's AdminClient grants a user operations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from confluent_kafka.admin import (
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    ResourcePatternType,
+    ResourceType,
+)
+
+import mockkafka
+
+T = 10  # seconds for an admin future
+USERS = {"admin": "admin-secret", "alice": "alice-secret"}
+
+
+def acl_cluster(**options: Any) -> mockkafka.Cluster:
+    """A SASL/PLAIN cluster with an authorizer: ``admin`` is a super user, ``alice`` may do
+    only what ACLs allow; no topic is created behind a client's back."""
+    return mockkafka.Cluster(
+        security_protocol="SASL_PLAINTEXT",
+        users=USERS,
+        authorizer=True,
+        super_users=["User:admin"],
+        auto_create_topics=False,
+        **options,
+    )
+
+
+def allow(
+    rtype: ResourceType, name: str, op: AclOperation, principal: str = "User:alice"
+) -> AclBinding:
+    """A LITERAL ALLOW ACL from any host."""
+    return AclBinding(
+        rtype, name, ResourcePatternType.LITERAL, principal, "*", op, AclPermissionType.ALLOW
+    )
+
+
+def grant(admin: AdminClient, rtype: ResourceType, name: str, *ops: AclOperation) -> None:
+    """Create ``allow`` ACLs for alice with ``admin`` and wait for them."""
+    for f in admin.create_acls([allow(rtype, name, op) for op in ops]).values():
+        f.result(T)
