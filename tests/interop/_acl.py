@@ -6,6 +6,7 @@ from typing import Any
 
 from confluent_kafka.admin import (
     AclBinding,
+    AclBindingFilter,
     AclOperation,
     AclPermissionType,
     AdminClient,
@@ -41,7 +42,41 @@ def allow(
     )
 
 
+#: Every ACL (DescribeAcls / DeleteAcls).
+ANY_ACL = AclBindingFilter(
+    ResourceType.ANY,
+    None,
+    ResourcePatternType.ANY,
+    None,
+    None,
+    AclOperation.ANY,
+    AclPermissionType.ANY,
+)
+
+
 def grant(admin: AdminClient, rtype: ResourceType, name: str, *ops: AclOperation) -> None:
     """Create ``allow`` ACLs for alice with ``admin`` and wait for them."""
     for f in admin.create_acls([allow(rtype, name, op) for op in ops]).values():
         f.result(T)
+
+
+def kafka_python_topic_filter(name: str | None, *, match: bool = False) -> Any:
+    """kafka-python's ACLFilter for topic ACLs: every ACL applying to topic ``name``
+    (``match``), or those naming it literally (None: any topic)."""
+    from kafka.admin import (
+        ACLFilter,
+        ACLOperation,
+        ACLPermissionType,
+        ACLResourcePatternType,
+        ResourcePatternFilter,
+    )
+    from kafka.admin import ResourceType as KpResourceType
+
+    pattern = ACLResourcePatternType.MATCH if match else ACLResourcePatternType.ANY
+    return ACLFilter(
+        principal=None,
+        host="*",
+        operation=ACLOperation.ANY,
+        permission_type=ACLPermissionType.ANY,
+        resource_pattern=ResourcePatternFilter(KpResourceType.TOPIC, name, pattern),
+    )

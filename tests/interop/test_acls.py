@@ -10,16 +10,13 @@ import pytest
 from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import (
     AclBinding,
-    AclBindingFilter,
     AclOperation,
-    AclPermissionType,
     AdminClient,
-    ResourcePatternType,
     ResourceType,
 )
 
 import mockkafka
-from tests.interop._acl import acl_cluster, allow, grant
+from tests.interop._acl import ANY_ACL, acl_cluster, allow, grant, kafka_python_topic_filter
 
 pytestmark = pytest.mark.interop
 
@@ -65,15 +62,7 @@ def test_confluent_admin_creates_acls_and_a_denied_producer_is_then_allowed(
     alice_admin = AdminClient(cluster.client_config("confluent", user="alice"))
     assert set(alice_admin.list_topics(timeout=10).topics) == {"orders"}
 
-    any_filter = AclBindingFilter(
-        ResourceType.ANY,
-        None,
-        ResourcePatternType.ANY,
-        None,
-        None,
-        AclOperation.ANY,
-        AclPermissionType.ANY,
-    )
+    any_filter = ANY_ACL
     described = admin.describe_acls(any_filter).result(10)
     assert [(b.name, b.principal, b.operation) for b in described] == [
         ("orders", "User:alice", AclOperation.WRITE)
@@ -92,13 +81,11 @@ def test_confluent_admin_creates_acls_and_a_denied_producer_is_then_allowed(
 def test_kafka_python_admin_creates_and_describes_acls(cluster: mockkafka.Cluster) -> None:
     from kafka.admin import (
         ACL,
-        ACLFilter,
         ACLOperation,
         ACLPermissionType,
         ACLResourcePatternType,
         KafkaAdminClient,
         ResourcePattern,
-        ResourcePatternFilter,
     )
     from kafka.admin import ResourceType as KpResourceType
 
@@ -115,15 +102,7 @@ def test_kafka_python_admin_creates_and_describes_acls(cluster: mockkafka.Cluste
         )
         result = admin.create_acls([acl])
         assert result["failed"] == [] and len(result["succeeded"]) == 1
-        flt = ACLFilter(
-            principal=None,
-            host="*",
-            operation=ACLOperation.ANY,
-            permission_type=ACLPermissionType.ANY,
-            resource_pattern=ResourcePatternFilter(
-                KpResourceType.TOPIC, "orders", ACLResourcePatternType.MATCH
-            ),
-        )
+        flt = kafka_python_topic_filter("orders", match=True)
         acls, error = admin.describe_acls(flt)
         assert error.errno == 0
         assert [(a.principal, a.operation) for a in acls] == [("User:alice", ACLOperation.WRITE)]

@@ -16,9 +16,7 @@ from confluent_kafka import (
     TopicPartition,
 )
 from confluent_kafka.admin import (
-    AclBindingFilter,
     AclOperation,
-    AclPermissionType,
     AdminClient,
     AlterConfigOpType,
     ConfigEntry,
@@ -26,12 +24,11 @@ from confluent_kafka.admin import (
     NewPartitions,
     NewTopic,
     OffsetSpec,
-    ResourcePatternType,
     ResourceType,
 )
 
 import mockkafka
-from tests.interop._acl import T, acl_cluster, grant
+from tests.interop._acl import ANY_ACL, T, acl_cluster, grant, kafka_python_topic_filter
 
 pytestmark = pytest.mark.interop
 
@@ -47,19 +44,7 @@ def admin(cluster: mockkafka.Cluster) -> Iterator[AdminClient]:
     a = AdminClient(cluster.client_config("confluent", user="admin"))
     yield a
     # Each test starts from no ACLs and the two topics.
-    for f in a.delete_acls(
-        [
-            AclBindingFilter(
-                ResourceType.ANY,
-                None,
-                ResourcePatternType.ANY,
-                None,
-                None,
-                AclOperation.ANY,
-                AclPermissionType.ANY,
-            )
-        ]
-    ).values():
+    for f in a.delete_acls([ANY_ACL]).values():
         f.result(T)
     cluster.reset()
 
@@ -205,16 +190,8 @@ def test_cluster_apis_need_cluster_acls_and_report_authorized_operations(
 def test_kafka_python_admin_gets_authorization_errors(
     cluster: mockkafka.Cluster, admin: AdminClient, alice: AdminClient
 ) -> None:
-    from kafka.admin import (
-        ACLFilter,
-        ACLOperation,
-        ACLPermissionType,
-        ACLResourcePatternType,
-        KafkaAdminClient,
-        ResourcePatternFilter,
-    )
+    from kafka.admin import KafkaAdminClient
     from kafka.admin import NewTopic as KpNewTopic
-    from kafka.admin import ResourceType as KpResourceType
     from kafka.errors import ClusterAuthorizationFailedError, TopicAuthorizationFailedError
 
     kp = KafkaAdminClient(**cluster.client_config("kafka-python", user="alice"))
@@ -229,17 +206,8 @@ def test_kafka_python_admin_gets_authorization_errors(
             kp.list_config_resources()  # DESCRIBE_CONFIGS on the cluster
         cluster.commit_offsets("theirs", {("orders", 0): 1})
         assert list(kp.list_groups()) == []  # ListGroups leaves out what alice may not describe
-        flt = ACLFilter(
-            principal=None,
-            host="*",
-            operation=ACLOperation.ANY,
-            permission_type=ACLPermissionType.ANY,
-            resource_pattern=ResourcePatternFilter(
-                KpResourceType.TOPIC, None, ACLResourcePatternType.ANY
-            ),
-        )
         with pytest.raises(ClusterAuthorizationFailedError):
-            kp.describe_acls(flt)
+            kp.describe_acls(kafka_python_topic_filter(None))
     finally:
         kp.close()
 
