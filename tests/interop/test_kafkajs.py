@@ -92,3 +92,39 @@ def test_a_kafkajs_suite_scripts_faults_at_run_time_through_the_control_endpoint
     finally:
         serve.kill()
         serve.wait(10)
+
+
+ACLS_SCRIPT = Path(__file__).resolve().parent / "kafkajs" / "acls.js"
+
+
+@pytest.mark.parametrize("mechanism", ["plain", "scram-sha-256"])
+def test_kafkajs_user_gets_kafkas_authorization_errors_until_granted(mechanism: str) -> None:
+    from tests.interop._acl import USERS, acl_cluster, grant
+
+    with acl_cluster() as cluster:
+        cluster.create_topic("orders")
+        args = (cluster.bootstrap_servers, "alice", USERS["alice"], mechanism)
+        denied = run_node(ACLS_SCRIPT, *args)
+        assert denied == {
+            "createTopics": "TOPIC_AUTHORIZATION_FAILED",
+            "describeConfigs": "TOPIC_AUTHORIZATION_FAILED",
+            "deleteTopics": "TOPIC_AUTHORIZATION_FAILED",
+            "produce": "TOPIC_AUTHORIZATION_FAILED",
+        }
+        from confluent_kafka.admin import AclOperation, AdminClient, ResourceType
+
+        admin = AdminClient(cluster.client_config("confluent", user="admin"))
+        # (kafkajs reads the new topic's metadata after creating it: DESCRIBE too.)
+        grant(admin, ResourceType.TOPIC, "fresh", AclOperation.CREATE, AclOperation.DESCRIBE)
+        grant(
+            admin, ResourceType.TOPIC, "orders", AclOperation.WRITE, AclOperation.DESCRIBE_CONFIGS
+        )
+        allowed = run_node(ACLS_SCRIPT, *args)
+        assert allowed == {
+            "createTopics": "ok",
+            "describeConfigs": "ok",
+            "deleteTopics": "TOPIC_AUTHORIZATION_FAILED",  # DELETE was not granted
+            "produce": "ok",
+        }
+        assert "fresh" in cluster.topics()
+        assert [r.value for r in cluster.topic("orders").records()] == [b"v"]
