@@ -9,7 +9,9 @@ and INVALID_REQUEST for a topic named twice in one request or for partition coun
 together with explicit assignments. ``num_partitions`` / ``replication_factor`` of -1 take
 the cluster defaults. ``validate_only`` (v1+) checks everything and creates nothing. From v5
 the response carries the partition count, replication factor and every config with its
-source; from v7 the topic id.
+source; from v7 the topic id. With ``Cluster(authorizer=True)`` a topic needs CREATE on it
+or on the cluster (``handlers/authz.py``), and a creator without DESCRIBE_CONFIGS on it gets
+``topic_config_error_code`` TOPIC_AUTHORIZATION_FAILED instead of its configs.
 
 Not implemented: ``timeout_ms`` is ignored (creation completes before the answer), no
 CreateTopicPolicy, no topic-count quotas (THROTTLING_QUOTA_EXCEEDED).
@@ -23,11 +25,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from mockkafka.cluster.acls import AclOperation
 from mockkafka.cluster.configs import ResourceType, describe_topic, validate_configs
 from mockkafka.cluster.limits import EXCESSIVE_BATCH, limits
 from mockkafka.cluster.state import Topic
 from mockkafka.errors import ErrorCode, KafkaApiError
 from mockkafka.handlers._common import distinct_entries
+from mockkafka.handlers.authz import topic_allowed
 from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.protocol.codec import ZERO_UUID, Message
 
@@ -122,6 +126,15 @@ def _create(ctx: RequestContext, t: Message, validate_only: bool) -> dict[str, A
     else:
         partitions = len(topic.partitions)
         rf = len(topic.partitions[0].replicas) if topic.partitions else 0
+    if not topic_allowed(ctx, AclOperation.DESCRIBE_CONFIGS, name):
+        # Created, but the creator may not see its configs (Kafka's controller).
+        return {
+            "name": name,
+            "topic_id": topic.topic_id if not validate_only else ZERO_UUID,
+            "error_code": ErrorCode.NONE,
+            "topic_config_error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+            "configs": [],
+        }
     return {
         "name": name,
         "topic_id": topic.topic_id if not validate_only else ZERO_UUID,

@@ -99,6 +99,8 @@ def test_create_topics_needs_create_on_the_topic_or_the_cluster() -> None:
     out = _call(state, "CreateTopics", req)
     assert _errors(out["topics"]) == {"new-a": 0, "new-b": TOPIC_FAILED}
     assert "new-a" in state.topics and "new-b" not in state.topics
+    created = out["topics"][0]  # alice may not see its configs: no DESCRIBE_CONFIGS
+    assert created["topic_config_error_code"] == TOPIC_FAILED and created["configs"] == []
     state.acls.create(_acl(ResourceType.CLUSTER, "kafka-cluster", AclOperation.CREATE))
     out = _call(state, "CreateTopics", {"topics": [{"name": "new-b", **one}], "timeout_ms": 1000})
     assert _errors(out["topics"]) == {"new-b": 0}
