@@ -24,6 +24,7 @@ from mockkafka.protocol.apis import api as lookup_api
 from mockkafka.server.waits import Seen
 from mockkafka.views import (
     GroupView,
+    ShareGroupView,
     TopicView,
     TransactionView,
     describe,
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
     from mockkafka.cluster.state import ClusterState
 
 T = TypeVar("T")
+
+SHARE_GROUP_STATES = frozenset({"Empty", "Stable", "Dead"})
 
 GROUP_STATES = frozenset(
     {
@@ -263,6 +266,31 @@ class ClusterVerbs:
         """Remove ``member_id`` as if its session timed out (the group rebalances)."""
         self._call(lambda: self._state.groups.expire_member(group, member_id))
 
+    # -- share groups (KIP-932) -----------------------------------------------------------------
+
+    def share_group(self, group: str) -> ShareGroupView:
+        """A snapshot of the share group ``group``: members, assignments, and per partition
+        the start offset and every in-flight record's state and delivery count
+        (KafkaApiError GROUP_ID_NOT_FOUND if there is no such share group)."""
+        return self._read(lambda: self._state.groups.share_view(group))
+
+    def share_groups(self) -> list[str]:
+        """Ids of every share group (they are also among :meth:`groups`)."""
+        return self._read(self._state.groups.share_group_ids)
+
+    def expire_acquisition_locks(
+        self, group: str, *, topic: str | None = None, partition: int | None = None
+    ) -> int:
+        """Release the records members of share group ``group`` hold (in ``topic`` /
+        ``partition`` if given) as if their acquisition locks timed out: they become
+        Available for the next ShareFetch (Archived once they reach
+        ``group.share.delivery.count.limit``). Returns how many were released."""
+        if partition is not None and topic is None:
+            raise ConfigError("expire_acquisition_locks: partition= needs topic=")
+        return self._call(
+            lambda: self._state.groups.expire_acquisition_locks(group, topic, partition)
+        )
+
     # -- transactions --------------------------------------------------------------------------
 
     def transaction(self, transactional_id: str) -> TransactionView:
@@ -409,6 +437,30 @@ class ClusterVerbs:
             if group not in groups.groups:
                 return Seen(False, None, "the group does not exist")  # type: ignore[arg-type]
             v = groups.view(group)
+            ok = (
+                (state is None or v.state == state)
+                and (members is None or len(v.members) == members)
+                and (where is None or where(v))
+            )
+            return Seen(ok, v, v.summary())
+
+        return probe, what
+
+    def _share_group_probe(
+        self,
+        group: str,
+        state: str | None,
+        members: int | None,
+        where: Callable[[ShareGroupView], bool] | None,
+    ) -> tuple[Callable[[], Seen[ShareGroupView]], str]:
+        _check_choice(state, SHARE_GROUP_STATES, "state", "share group state")
+        what = f"wait_for_share_group({group!r}, state={state!r}, members={members!r})"
+        groups = self._state.groups
+
+        def probe() -> Seen[ShareGroupView]:
+            if group not in groups.share_group_ids():
+                return Seen(False, None, "the share group does not exist")  # type: ignore[arg-type]
+            v = groups.share_view(group)
             ok = (
                 (state is None or v.state == state)
                 and (members is None or len(v.members) == members)

@@ -30,7 +30,7 @@ from mockkafka.cluster.groups_common import Group, OffsetAndMetadata, Pending, g
 from mockkafka.cluster.groups_consumer import ConsumerGroup
 from mockkafka.cluster.share_groups import ShareGroup
 from mockkafka.errors import ErrorCode, KafkaApiError
-from mockkafka.views import GroupView, MemberView
+from mockkafka.views import GroupView, MemberView, ShareGroupView, SharePartitionView
 
 if TYPE_CHECKING:
     from mockkafka.cluster.state import ClusterState
@@ -381,6 +381,43 @@ class GroupCoordinator:
             g.rebalances,
             g.assignment_epoch,
         )
+
+    def share_view(self, group_id: str) -> ShareGroupView:
+        """A snapshot of the share group ``group_id`` (KafkaApiError when there is none)."""
+        g = self.groups.get(group_id)
+        if not isinstance(g, ShareGroup):
+            raise KafkaApiError(
+                ErrorCode.GROUP_ID_NOT_FOUND,
+                f"no share group {group_id!r}; share groups are {self.share_group_ids()}"
+                + (f" ({group_id!r} is a {g.kind} group)" if g is not None else ""),
+            )
+        topics = self._state.topics
+        return ShareGroupView(
+            group_id,
+            g.state_name,
+            g.group_epoch,
+            g.assignment_epoch,
+            self.view(group_id).members,
+            {
+                key: SharePartitionView(**sp.describe())
+                for key, sp in sorted(g.partitions.items())
+                if key[0] in topics and topics[key[0]].topic_id == sp.topic_id
+            },
+        )
+
+    def expire_acquisition_locks(
+        self, group_id: str, topic: str | None, partition: int | None
+    ) -> int:
+        """Release every record acquired in ``group_id`` (optionally one topic/partition) as
+        if its acquisition lock timed out; returns how many were released."""
+        self.share_view(group_id)  # raises for an unknown share group
+        g = self.groups[group_id]
+        assert isinstance(g, ShareGroup)
+        n = g.expire_locks(topic, partition)
+        self._state.emit_event(
+            "acquisition_locks_expired", group=group_id, topic=topic, partition=partition
+        )
+        return n
 
     def group_ids(self) -> list[str]:
         return sorted(self.groups)

@@ -195,6 +195,7 @@ class SharePartition:
             r.state = RecordState.ACQUIRED
             r.delivery_count += 1
             r.member_id = member_id
+        self.advance()  # past markers and aborted records at the start
         if got:
             token = object()
             for off in got:
@@ -228,7 +229,6 @@ class SharePartition:
                 continue  # markers and aborted records are never delivered: done at once
             out.extend(range(first, b.last_offset + 1))
             size += b.size
-        self.advance()
         return out
 
     def batches_for(self, p: Partition, acquired: list[Acquired]) -> list[bytes]:

@@ -101,10 +101,13 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         for p in t.get("partitions") or []
     }
     deadline = ctx.now_ms + max_wait
-    keys: tuple[Any, ...] = (("share", g.group_id),) + tuple(
-        ("partition", t.name, idx)
-        for tid, idx in session.partitions
-        if (t := ctx.cluster.topics_by_id.get(tid)) is not None
+    keys: tuple[Any, ...] = (
+        ("share", g.group_id),
+        *(
+            ("partition", t.name, idx)
+            for tid, idx in session.partitions
+            if (t := ctx.cluster.topics_by_id.get(tid)) is not None
+        ),
     )
 
     def build(timed_out: bool) -> Result:
