@@ -242,6 +242,11 @@ VERBS: dict[str, tuple[Param, ...]] = {
     "commit_offsets": (_p("group", STR), _p("offsets", OFFSETS), _p("metadata", STR, False)),
     "trigger_rebalance": (_p("group", STR),),
     "expire_member": (_p("group", STR), _p("member_id", STR)),
+    "expire_acquisition_locks": (
+        _p("group", STR),
+        _p("topic", STR, False),
+        _p("partition", INT, False),
+    ),
     "abort_transaction": (_p("transactional_id", STR),),
     "expire_transaction": (_p("transactional_id", STR),),
     "fence_producer": (_p("transactional_id", STR),),
