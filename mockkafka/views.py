@@ -191,6 +191,16 @@ class MemberView:
     member_epoch: int = -1
 
 
+def _member(what: str, members: tuple[MemberView, ...], member_id: str) -> MemberView:
+    for m in members:
+        if m.member_id == member_id:
+            return m
+    raise KafkaApiError(
+        "UNKNOWN_MEMBER_ID",
+        f"{what} has no member {member_id!r}; members are {[m.member_id for m in members]}",
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class GroupView:
     """A group as a test sees it (a snapshot taken on the cluster loop).
@@ -220,14 +230,7 @@ class GroupView:
 
     def member(self, member_id: str) -> MemberView:
         """The member ``member_id`` (KafkaApiError UNKNOWN_MEMBER_ID if absent)."""
-        for m in self.members:
-            if m.member_id == member_id:
-                return m
-        raise KafkaApiError(
-            "UNKNOWN_MEMBER_ID",
-            f"group {self.group_id!r} has no member {member_id!r}; members are "
-            f"{[m.member_id for m in self.members]}",
-        )
+        return _member(f"group {self.group_id!r}", self.members, member_id)
 
     @property
     def assignments(self) -> dict[str, dict[str, list[int]] | None]:
@@ -295,14 +298,7 @@ class ShareGroupView:
 
     def member(self, member_id: str) -> MemberView:
         """The member ``member_id`` (KafkaApiError UNKNOWN_MEMBER_ID if absent)."""
-        for m in self.members:
-            if m.member_id == member_id:
-                return m
-        raise KafkaApiError(
-            "UNKNOWN_MEMBER_ID",
-            f"share group {self.group_id!r} has no member {member_id!r}; members are "
-            f"{[m.member_id for m in self.members]}",
-        )
+        return _member(f"share group {self.group_id!r}", self.members, member_id)
 
     def partition(self, topic: str, partition: int) -> SharePartitionView:
         """The share partition ``topic``/``partition`` (KafkaApiError if never fetched)."""

@@ -52,6 +52,32 @@ GROUP_STATES = frozenset(
 )
 
 
+V = TypeVar("V", GroupView, ShareGroupView)
+
+
+def _members_probe(
+    view: Callable[[], V | None],
+    missing: str,
+    state: str | None,
+    members: int | None,
+    where: Callable[[V], bool] | None,
+) -> Callable[[], Seen[V]]:
+    """A wait's probe on a group view: its state, member count and ``where``."""
+
+    def probe() -> Seen[V]:
+        v = view()
+        if v is None:
+            return Seen(False, None, missing)  # type: ignore[arg-type]
+        ok = (
+            (state is None or v.state == state)
+            and (members is None or len(v.members) == members)
+            and (where is None or where(v))
+        )
+        return Seen(ok, v, v.summary())
+
+    return probe
+
+
 def _bytes(x: bytes | str | None, arg: str) -> bytes | None:
     if x is None or isinstance(x, bytes):
         return x
@@ -430,21 +456,14 @@ class ClusterVerbs:
         where: Callable[[GroupView], bool] | None,
     ) -> tuple[Callable[[], Seen[GroupView]], str]:
         _check_choice(state, GROUP_STATES, "state", "group state")
-        what = f"wait_for_group({group!r}, state={state!r}, members={members!r})"
         groups = self._state.groups
-
-        def probe() -> Seen[GroupView]:
-            if group not in groups.groups:
-                return Seen(False, None, "the group does not exist")  # type: ignore[arg-type]
-            v = groups.view(group)
-            ok = (
-                (state is None or v.state == state)
-                and (members is None or len(v.members) == members)
-                and (where is None or where(v))
-            )
-            return Seen(ok, v, v.summary())
-
-        return probe, what
+        return _members_probe(
+            lambda: groups.view(group) if group in groups.groups else None,
+            "the group does not exist",
+            state,
+            members,
+            where,
+        ), f"wait_for_group({group!r}, state={state!r}, members={members!r})"
 
     def _share_group_probe(
         self,
@@ -454,21 +473,14 @@ class ClusterVerbs:
         where: Callable[[ShareGroupView], bool] | None,
     ) -> tuple[Callable[[], Seen[ShareGroupView]], str]:
         _check_choice(state, SHARE_GROUP_STATES, "state", "share group state")
-        what = f"wait_for_share_group({group!r}, state={state!r}, members={members!r})"
         groups = self._state.groups
-
-        def probe() -> Seen[ShareGroupView]:
-            if group not in groups.share_group_ids():
-                return Seen(False, None, "the share group does not exist")  # type: ignore[arg-type]
-            v = groups.share_view(group)
-            ok = (
-                (state is None or v.state == state)
-                and (members is None or len(v.members) == members)
-                and (where is None or where(v))
-            )
-            return Seen(ok, v, v.summary())
-
-        return probe, what
+        return _members_probe(
+            lambda: groups.share_view(group) if group in groups.share_group_ids() else None,
+            "the share group does not exist",
+            state,
+            members,
+            where,
+        ), f"wait_for_share_group({group!r}, state={state!r}, members={members!r})"
 
     def _transaction_probe(
         self,

@@ -40,18 +40,24 @@ from __future__ import annotations
 
 import enum
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mockkafka.cluster.configs import ResourceType, resource_configs
-from mockkafka.cluster.groups_common import Group, Message
+from mockkafka.cluster.groups_common import (
+    Group,
+    Message,
+    SessionTimers,
+    described_assignment,
+    topic_id_partitions,
+)
+from mockkafka.cluster.groups_consumer import LEAVE_GROUP_MEMBER_EPOCH
 from mockkafka.errors import ErrorCode
 
 if TYPE_CHECKING:
     from mockkafka.cluster.state import ClusterState, Partition, TimerHandle
 
-LEAVE_GROUP_MEMBER_EPOCH = -1
 FINAL_SESSION_EPOCH = -1
 INITIAL_SESSION_EPOCH = 0
 
@@ -310,23 +316,17 @@ class SharePartition:
 
     def release_member(self, member_id: str) -> int:
         """Release every offset ``member_id`` holds (its session closed or it left)."""
-        limit = share_config(self._state, self.group.group_id, "group.share.delivery.count.limit")
-        n = 0
-        for r in self.records.values():
-            if r.state is RecordState.ACQUIRED and r.member_id == member_id:
-                self._release(r, limit)
-                n += 1
-        if n:
-            self.advance()
-            self.group.notify_partition(self.topic, self.partition)
-        return n
+        return self._release_where(lambda r: r.member_id == member_id)
 
     def expire_locks(self) -> int:
         """Release every acquired offset now, as if the acquisition locks timed out."""
+        return self._release_where(lambda r: True)
+
+    def _release_where(self, which: Callable[[InFlightRecord], bool]) -> int:
         limit = share_config(self._state, self.group.group_id, "group.share.delivery.count.limit")
         n = 0
         for r in self.records.values():
-            if r.state is RecordState.ACQUIRED:
+            if r.state is RecordState.ACQUIRED and which(r):
                 self._release(r, limit)
                 n += 1
         if n:
@@ -342,14 +342,6 @@ class SharePartition:
                 break
             self.records.pop(self.start_offset, None)
             self.start_offset += 1
-
-    def has_available(self, p: Partition) -> bool:
-        """Whether a fetch could acquire something now (for long polling)."""
-        if any(r.state is RecordState.AVAILABLE for r in self.records.values()):
-            return True
-        if self.start_offset < 0:
-            return p.log.high_watermark > p.log.log_start_offset
-        return p.log.high_watermark > self.end_offset
 
     def shutdown(self) -> None:
         for r in self.records.values():
@@ -437,7 +429,7 @@ def simple_assign(
 
 
 @dataclass(eq=False)
-class ShareGroup(Group):
+class ShareGroup(SessionTimers, Group):
     """A KIP-932 share group (see the module docstring)."""
 
     group_epoch: int = 0
@@ -564,16 +556,10 @@ class ShareGroup(Group):
             "heartbeat_interval_ms": self.heartbeat_interval_ms,
         }
         if epoch == 0 or before != m.assigned:
-            resp["assignment"] = {"topic_partitions": self._to_ids(m.assigned)}
+            resp["assignment"] = {
+                "topic_partitions": topic_id_partitions(self.state_ref, m.assigned)
+            }
         return resp
-
-    def _to_ids(self, tp: Mapping[str, set[int]]) -> list[dict[str, Any]]:
-        topics = self.state_ref.topics
-        return [
-            {"topic_id": topics[t].topic_id, "partitions": sorted(ps)}
-            for t, ps in sorted(tp.items())
-            if ps and t in topics
-        ]
 
     def remove_member(self, m: ShareMember) -> None:
         """Remove a member (leave or expiry): its records are released, the epoch moves on."""
@@ -587,18 +573,6 @@ class ShareGroup(Group):
             sp.release_member(m.member_id)
         self._update_target(bump=True)
         self.notify()
-
-    def _schedule_session(self, m: ShareMember) -> None:
-        if m.session_timer is not None:
-            m.session_timer.cancel()
-        m.session_timer = self.state_ref.call_later(
-            self.session_timeout_ms, lambda: self._session_expired(m)
-        )
-
-    def _session_expired(self, m: ShareMember) -> None:
-        m.session_timer = None
-        if self.members.get(m.member_id) is m:
-            self.remove_member(m)
 
     def trigger_rebalance(self) -> None:
         """Recompute the target assignment at a new group epoch."""
@@ -647,10 +621,6 @@ class ShareGroup(Group):
                 n += sp.expire_locks()
         return n
 
-    def reset_timers(self) -> None:
-        for m in self.members.values():
-            self._schedule_session(m)
-
     def shutdown(self) -> None:
         for m in self.members.values():
             m.cancel_timers()
@@ -662,7 +632,6 @@ class ShareGroup(Group):
         self.notify()
 
     def describe_member(self, m: ShareMember) -> dict[str, Any]:
-        topics = self.state_ref.topics
         return {
             "member_id": m.member_id,
             "rack_id": m.rack_id,
@@ -670,13 +639,7 @@ class ShareGroup(Group):
             "client_id": m.client_id,
             "client_host": m.client_host,
             "subscribed_topic_names": list(m.subscribed_topic_names),
-            "assignment": {
-                "topic_partitions": [
-                    {"topic_id": topics[t].topic_id, "topic_name": t, "partitions": sorted(ps)}
-                    for t, ps in sorted(m.assigned.items())
-                    if ps and t in topics
-                ]
-            },
+            "assignment": described_assignment(self.state_ref, m.assigned),
         }
 
 

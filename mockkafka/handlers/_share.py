@@ -18,11 +18,33 @@ from mockkafka.cluster.share_groups import (
 )
 from mockkafka.cluster.state import Partition
 from mockkafka.errors import ErrorCode
-from mockkafka.handlers._common import current_leader, leader_error
+from mockkafka.handlers._common import current_leader, leader_error, node_endpoints
 from mockkafka.handlers.authz import group_allowed, topic_allowed
 from mockkafka.handlers.base import RequestContext
+from mockkafka.protocol.codec import Message
 
 INT32_MAX = 2**31 - 1
+
+
+def top_error(code: ErrorCode, message: str | None) -> Message:
+    """A ShareFetch / ShareAcknowledge response refusing the whole request."""
+    return {"error_code": code, "error_message": message, "responses": []}
+
+
+def group_and_session(
+    ctx: RequestContext, request: Message
+) -> tuple[ShareGroup, ShareSession, str, int] | Message:
+    """The share group, the member's session on this broker (moved on to the next epoch),
+    the member id and the request's epoch; or the response refusing the request."""
+    member_id = request.get("member_id") or ""
+    found = share_group_for(ctx, request.get("group_id"), member_id)
+    if isinstance(found, tuple):
+        return top_error(*found)
+    epoch: int = request.get("share_session_epoch", 0)
+    session = session_step(ctx, found, member_id, epoch)
+    if isinstance(session, tuple):
+        return top_error(*session)
+    return found, session, member_id, epoch
 
 
 def next_epoch(epoch: int) -> int:
@@ -129,3 +151,20 @@ def session_partitions(
     for t in forgotten:
         for idx in t.get("partitions") or []:
             s.partitions.pop((t["topic_id"], idx), None)
+
+
+def share_response(
+    ctx: RequestContext, parts: dict[tuple[uuid.UUID, int], dict[str, Any]], leaders: set[int]
+) -> Message:
+    """A ShareFetch / ShareAcknowledge response: partition answers grouped by topic id, and
+    the endpoints of the leaders named in NOT_LEADER_OR_FOLLOWER answers."""
+    by_topic: dict[uuid.UUID, list[dict[str, Any]]] = {}
+    for (tid, _), out in parts.items():
+        by_topic.setdefault(tid, []).append(out)
+    resp: dict[str, Any] = {
+        "error_code": 0,
+        "responses": [{"topic_id": tid, "partitions": ps} for tid, ps in by_topic.items()],
+    }
+    if leaders:
+        resp["node_endpoints"] = node_endpoints(ctx, leaders)
+    return resp

@@ -20,32 +20,28 @@ from typing import Any
 
 from mockkafka.cluster.share_groups import FINAL_SESSION_EPOCH, INITIAL_SESSION_EPOCH
 from mockkafka.errors import ErrorCode
-from mockkafka.handlers._common import node_endpoints
-from mockkafka.handlers._share import acknowledge, leader_fields, session_step, share_group_for
+from mockkafka.handlers._share import (
+    acknowledge,
+    group_and_session,
+    leader_fields,
+    share_response,
+    top_error,
+)
 from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.protocol.codec import Message
 
 
-def _top_error(code: ErrorCode, message: str | None) -> Message:
-    return {"error_code": code, "error_message": message, "responses": []}
-
-
 @handler("ShareAcknowledge", versions=(0, 0))
 def handle(ctx: RequestContext, request: Message) -> Result:
-    member_id = request.get("member_id") or ""
-    found = share_group_for(ctx, request.get("group_id"), member_id)
-    if isinstance(found, tuple):
-        return _top_error(*found)
-    g = found
-    epoch: int = request.get("share_session_epoch", 0)
-    if epoch == INITIAL_SESSION_EPOCH:
-        return _top_error(
+    if request.get("share_session_epoch", 0) == INITIAL_SESSION_EPOCH:
+        return top_error(
             ErrorCode.INVALID_SHARE_SESSION_EPOCH, "ShareAcknowledge cannot open a session."
         )
-    session = session_step(ctx, g, member_id, epoch)
-    if isinstance(session, tuple):
-        return _top_error(*session)
-    by_topic: dict[uuid.UUID, list[dict[str, Any]]] = {}
+    found = group_and_session(ctx, request)
+    if isinstance(found, dict):
+        return found
+    g, _, member_id, epoch = found
+    parts: dict[tuple[uuid.UUID, int], dict[str, Any]] = {}
     leaders: set[int] = set()
     for t in request.get("topics") or []:
         for p in t.get("partitions") or []:
@@ -53,20 +49,12 @@ def handle(ctx: RequestContext, request: Message) -> Result:
             target, err, msg = acknowledge(
                 ctx, g, member_id, t["topic_id"], idx, p.get("acknowledgement_batches") or []
             )
-            by_topic.setdefault(t["topic_id"], []).append(
-                {
-                    "partition_index": idx,
-                    "error_code": err,
-                    "error_message": msg,
-                    **leader_fields(target, leaders),
-                }
-            )
+            parts[(t["topic_id"], idx)] = {
+                "partition_index": idx,
+                "error_code": err,
+                "error_message": msg,
+                **leader_fields(target, leaders),
+            }
     if epoch == FINAL_SESSION_EPOCH:
         g.close_session(ctx.broker_id, member_id)
-    resp: dict[str, Any] = {
-        "error_code": 0,
-        "responses": [{"topic_id": tid, "partitions": ps} for tid, ps in by_topic.items()],
-    }
-    if leaders:
-        resp["node_endpoints"] = node_endpoints(ctx, leaders)
-    return resp
+    return share_response(ctx, parts, leaders)

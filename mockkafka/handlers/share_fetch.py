@@ -30,15 +30,15 @@ from typing import Any
 from mockkafka.cluster.limits import limits
 from mockkafka.cluster.share_groups import FINAL_SESSION_EPOCH, INITIAL_SESSION_EPOCH
 from mockkafka.errors import ErrorCode
-from mockkafka.handlers._common import node_endpoints
 from mockkafka.handlers._share import (
     Target,
     acknowledge,
     find,
+    group_and_session,
     leader_fields,
     session_partitions,
-    session_step,
-    share_group_for,
+    share_response,
+    top_error,
 )
 from mockkafka.handlers.base import Park, RequestContext, Result, handler
 from mockkafka.protocol.codec import Message
@@ -46,17 +46,8 @@ from mockkafka.protocol.codec import Message
 MAX_FETCH_RECORDS = 500
 
 
-def _top_error(code: ErrorCode, message: str | None) -> Message:
-    return {"error_code": code, "error_message": message, "responses": []}
-
-
 @handler("ShareFetch", versions=(0, 0))
 def handle(ctx: RequestContext, request: Message) -> Result:
-    member_id = request.get("member_id") or ""
-    found = share_group_for(ctx, request.get("group_id"), member_id)
-    if isinstance(found, tuple):
-        return _top_error(*found)
-    g = found
     epoch: int = request.get("share_session_epoch", 0)
     topics = request.get("topics") or []
     acks = [
@@ -66,16 +57,17 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         if p.get("acknowledgement_batches")
     ]
     if epoch == INITIAL_SESSION_EPOCH and acks:
-        return _top_error(
+        return top_error(
             ErrorCode.INVALID_REQUEST, "Acknowledgements are not allowed when opening a session."
         )
     if epoch == FINAL_SESSION_EPOCH and any(
         p.get("partition_max_bytes", 0) > 0 for t in topics for p in t.get("partitions") or []
     ):
-        return _top_error(ErrorCode.INVALID_REQUEST, "A final share fetch may not fetch records.")
-    session = session_step(ctx, g, member_id, epoch)
-    if isinstance(session, tuple):
-        return _top_error(*session)
+        return top_error(ErrorCode.INVALID_REQUEST, "A final share fetch may not fetch records.")
+    found = group_and_session(ctx, request)
+    if isinstance(found, dict):
+        return found
+    g, session, member_id, _ = found
     if epoch != FINAL_SESSION_EPOCH:
         session_partitions(session, topics, request.get("forgotten_topics_data") or [])
 
@@ -90,7 +82,7 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         answers[(topic_id, idx)] = out
     if epoch == FINAL_SESSION_EPOCH:
         g.close_session(ctx.broker_id, member_id)
-        return _response(ctx, answers, leaders)
+        return share_response(ctx, answers, leaders)
 
     lim = limits(ctx.cluster)
     max_wait = min(max(0, request.get("max_wait_ms", 0)), lim.max_wait_ms)
@@ -112,7 +104,7 @@ def handle(ctx: RequestContext, request: Message) -> Result:
 
     def build(timed_out: bool) -> Result:
         if g.dead or g.session(ctx.broker_id, member_id) is not session:
-            return _response(ctx, answers, leaders)  # the group or session went away
+            return share_response(ctx, answers, leaders)  # the group or session went away
         got = False
         budget = max_bytes
         fetched: dict[tuple[uuid.UUID, int], dict[str, Any]] = {}
@@ -147,7 +139,7 @@ def handle(ctx: RequestContext, request: Message) -> Result:
                 fetched[(tid, idx)] = out
         if not got and not answers and not timed_out and max_wait > 0:
             return Park(keys, deadline, build)
-        return _response(ctx, fetched, leaders)
+        return share_response(ctx, fetched, leaders)
 
     return build(False)
 
@@ -162,18 +154,3 @@ def _partition(idx: int, target: Target, leaders: set[int]) -> dict[str, Any]:
         "acquired_records": [],
         **leader_fields(target, leaders),
     }
-
-
-def _response(
-    ctx: RequestContext, parts: dict[tuple[uuid.UUID, int], dict[str, Any]], leaders: set[int]
-) -> Message:
-    by_topic: dict[uuid.UUID, list[dict[str, Any]]] = {}
-    for (tid, _), out in parts.items():
-        by_topic.setdefault(tid, []).append(out)
-    resp: dict[str, Any] = {
-        "error_code": 0,
-        "responses": [{"topic_id": tid, "partitions": ps} for tid, ps in by_topic.items()],
-    }
-    if leaders:
-        resp["node_endpoints"] = node_endpoints(ctx, leaders)
-    return resp
