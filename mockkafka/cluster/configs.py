@@ -216,6 +216,7 @@ BROKER_CONFIG_DEFS: dict[str, ConfigDef] = {
         _d("group.share.delivery.count.limit", INT, "5", min=2, max=10, dynamic=False),
         _d("group.share.enable", B, "false", dynamic=False),
         _d("group.share.heartbeat.interval.ms", INT, "5000", min=1, dynamic=False),
+        _d("group.share.max.size", SH, "200", min=10, max=1000, dynamic=False),
         _d("group.share.partition.max.record.locks", INT, "200", min=100, dynamic=False),
         _d("group.share.record.lock.duration.ms", INT, "30000", min=1000, dynamic=False),
         _d("group.share.session.timeout.ms", INT, "45000", min=1, dynamic=False),

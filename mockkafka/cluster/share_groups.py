@@ -93,6 +93,7 @@ _BROKER_DEFAULTS = {
     "group.share.record.lock.duration.ms": 30000,
     "group.share.delivery.count.limit": 5,
     "group.share.partition.max.record.locks": 200,
+    "group.share.max.size": 200,
 }
 _GROUP_OVERRIDES = {
     "group.share.session.timeout.ms": "share.session.timeout.ms",
@@ -519,6 +520,13 @@ class ShareGroup(SessionTimers, Group):
         if epoch == 0:
             if not member_id:
                 member_id = str(uuid.uuid4())
+            limit = share_config(self.state_ref, self.group_id, "group.share.max.size")
+            if member_id not in self.members and len(self.members) >= limit:
+                return _error(
+                    ErrorCode.GROUP_MAX_SIZE_REACHED,
+                    f"share group {self.group_id} has the maximum of {limit} members "
+                    "(group.share.max.size)",
+                )
             old = self.members.pop(member_id, None)
             if old is not None:
                 old.cancel_timers()

@@ -12,7 +12,8 @@ and ``share.session.timeout.ms`` override them per group. See ``cluster/share_gr
 Errors: INVALID_REQUEST (missing group id, member id after the join, subscription on join,
 an epoch below -1), UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND (the id
 belongs to a classic or consumer group), GROUP_AUTHORIZATION_FAILED, NOT_COORDINATOR and
-friends. Not implemented: rack-aware assignment, ``group.share.max.size``.
+friends, GROUP_MAX_SIZE_REACHED (``group.share.max.size``). Not implemented: rack-aware
+assignment.
 """
 
 from __future__ import annotations

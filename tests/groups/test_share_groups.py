@@ -335,3 +335,9 @@ def test_transaction_markers_and_aborted_records_under_read_committed(h: Harness
     (m,) = joined(h)
     assert acquired(m.fetch()) == [(0, 0, 1), (2, 2, 1)]  # the marker (offset 1) never
     assert states(h) == {0: ("Acquired", 1), 2: ("Acquired", 1)}
+
+
+def test_group_share_max_size_refuses_one_member_too_many(h: Harness) -> None:
+    h.state.broker_configs["group.share.max.size"] = "2"
+    joined(h, 2)
+    assert ShareMember(h).heartbeat()["error_code"] == ErrorCode.GROUP_MAX_SIZE_REACHED
