@@ -17,7 +17,7 @@ from mockkafka.cluster.share_groups import (
     ShareSession,
 )
 from mockkafka.cluster.state import Partition
-from mockkafka.errors import ErrorCode
+from mockkafka.errors import ErrorCode, error_code
 from mockkafka.handlers._common import current_leader, leader_error, node_endpoints
 from mockkafka.handlers.authz import group_allowed, topic_allowed
 from mockkafka.handlers.base import RequestContext
@@ -111,6 +111,9 @@ def find(ctx: RequestContext, topic_id: uuid.UUID, index: int) -> Target:
     if not 0 <= index < len(t.partitions):
         return Target(t.name, None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     p = t.partitions[index]
+    injected = ctx.fault_partitions.get((t.name, index))
+    if injected is not None:  # a fault rule answers it: leave its records alone
+        return Target(t.name, p, error_code(injected))
     return Target(t.name, p, leader_error(ctx, p))
 
 

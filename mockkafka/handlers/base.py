@@ -74,6 +74,10 @@ class RequestContext:
     records_verdicts: dict[int, Any] | None = None
     #: The client's address, ``host:port`` ("?" when unknown).
     peer: str = "?"
+    #: Partitions a fault rule answers with an error in this request, for handlers whose
+    #: state lives beyond the request (ShareFetch must not acquire there, ShareAcknowledge
+    #: must not acknowledge): (topic, partition) -> error code. Set by the fault engine.
+    fault_partitions: dict[tuple[str, int], int] = field(default_factory=dict)
 
     @property
     def version(self) -> int:

@@ -93,21 +93,28 @@ def test_fault_rules_target_share_apis_by_group_topic_and_partition() -> None:
         miss = cluster.faults.on("ShareFetch", topic="other").once().error("NOT_LEADER_OR_FOLLOWER")
         hit = (
             cluster.faults.on("ShareFetch", group="sg", topic="t", partition=0)
-            .once()
+            .nth(2)
             .error("NOT_LEADER_OR_FOLLOWER")
         )
         tid = cluster.topic("t").topic_id
         with raw(cluster) as r:
             assert join(r, "sg", "t")["error_code"] == 15  # COORDINATOR_NOT_AVAILABLE
             me = join(r, "sg", "t")
-            assert me["error_code"] == 0 and me["assignment"]["topic_partitions"][0][
-                "partitions"
-            ] == [0]
-            resp = share_fetch(r, "sg", me["member_id"], tid, 0)
-            (p,) = resp["responses"][0]["partitions"]
-            assert p["error_code"] == 6  # NOT_LEADER_OR_FOLLOWER, injected
+            assert me["error_code"] == 0
+            assert me["assignment"]["topic_partitions"][0]["partitions"] == [0]
+            assert share_fetch(r, "sg", me["member_id"], tid, 0)["error_code"] == 0
+            cluster.produce("t", "x")
             resp = share_fetch(r, "sg", me["member_id"], tid, 1)
-            assert resp["error_code"] == 0
+            (p,) = resp["responses"][0]["partitions"]
+            assert p["error_code"] == 6 and p["acquired_records"] == []  # injected
+            # The broker answered an error: nothing was acquired, the session moved on.
+            assert cluster.share_group("sg").partition("t", 0).offsets("Acquired") == []
+            resp = share_fetch(r, "sg", me["member_id"], tid, 2)
+            (p,) = resp["responses"][0]["partitions"]
+            assert p["error_code"] == 0
+            assert [(a["first_offset"], a["delivery_count"]) for a in p["acquired_records"]] == [
+                (0, 1)
+            ]
         assert (hb.fired, hit.fired, miss.fired) == (1, 1, 0)
         cluster.faults.remove(miss)
         assert cluster.traffic.requests("ShareFetch", group="sg", topic="t", partition=0)

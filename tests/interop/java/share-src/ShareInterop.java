@@ -46,7 +46,7 @@ public final class ShareInterop {
         consumer(boot, group, "share-a"), consumer(boot, group, "share-b"));
     Map<String, List<String>> seen = new TreeMap<>();
     List<Integer> releaseCounts = new ArrayList<>();
-    int rejectDeliveries = 0, accepted = 0;
+    int rejectDeliveries = 0, accepted = 0, maxPlainDeliveryCount = 0;
     try {
       for (KafkaShareConsumer<String, String> c : consumers) c.subscribe(List.of(topic));
       long deadline = System.currentTimeMillis() + 60_000;
@@ -68,6 +68,7 @@ public final class ShareInterop {
             }
             c.acknowledge(r, AcknowledgeType.ACCEPT);
             accepted++;
+            if (r.value().startsWith("v")) maxPlainDeliveryCount = Math.max(maxPlainDeliveryCount, count);
             seen.computeIfAbsent(name, k -> new ArrayList<>()).add(r.value());
           }
           c.commitSync(Duration.ofSeconds(10));
@@ -89,6 +90,7 @@ public final class ShareInterop {
     out.put("release_delivery_counts", releaseCounts);
     out.put("reject_deliveries", rejectDeliveries);
     out.put("accepted", accepted);
+    out.put("max_plain_delivery_count", maxPlainDeliveryCount);
     return out;
   }
 }
