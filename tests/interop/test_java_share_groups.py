@@ -9,12 +9,11 @@ is missing, without Java, Maven or the kafka-clients 4.0.x jars.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 import mockkafka
 from tests.interop._build import KAFKA_CLIENTS_SHARE_VERSION, Program, build_java_share
+from tests.interop._share_helpers import run_share_consumers
 from tests.interop.conftest import unique
 
 pytestmark = [pytest.mark.java, pytest.mark.interop]
@@ -23,48 +22,6 @@ pytestmark = [pytest.mark.java, pytest.mark.interop]
 @pytest.fixture(scope="session")
 def java_share() -> Program:
     return build_java_share(KAFKA_CLIENTS_SHARE_VERSION)
-
-
-def run_share_consumers(
-    java: Program, cluster: mockkafka.Cluster, topic: str, group: str, n: int
-) -> dict[str, Any]:
-    """Start the two share consumers, produce ``n`` records plus "release-me" and
-    "reject-me" once both hold their assignment, and check what they received."""
-    proc = java.start(cluster.bootstrap_servers, topic, group, str(n))
-    try:
-        view = cluster.wait_for_share_group(
-            group,
-            members=2,
-            where=lambda v: (
-                all(m.assignment for m in v.members)
-                and all(m.member_epoch == v.assignment_epoch for m in v.members)
-            ),
-            timeout=60,
-        )
-    except mockkafka.WaitTimeout:
-        proc.kill()
-        raise
-    assignments = [set(m.assignment[topic]) for m in view.members if m.assignment]
-    assert sorted(p for a in assignments for p in a) == [0, 1]  # one partition each
-    for i in range(n):
-        cluster.produce(topic, f"v{i}", partition=i % 2)
-    cluster.produce(topic, "release-me", partition=0)
-    cluster.produce(topic, "reject-me", partition=1)
-    result = java.finish(proc, timeout=120)
-
-    seen = result["seen"]
-    everything = [v for values in seen.values() for v in values]
-    assert sorted(everything) == sorted([f"v{i}" for i in range(n)] + ["release-me"])
-    assert result["release_delivery_counts"] == [1, 2]  # released once, then delivered again
-    assert result["max_plain_delivery_count"] == 1  # nothing else was delivered twice
-    assert result["reject_deliveries"] == 1  # rejected: archived, never redelivered
-    assert result["described_members"] == 2 and result["described_state"] == "Stable"
-    share = cluster.share_group(group)
-    assert share.state == "Empty"  # both consumers closed and left
-    for p in (0, 1):
-        sp = share.partition(topic, p)
-        assert sp.start_offset == n // 2 + 1 and sp.records == {}  # everything done
-    return result
 
 
 def test_two_share_consumers_split_records_release_redelivers_reject_does_not(
