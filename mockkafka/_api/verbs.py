@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mockkafka.cluster.configs import check_broker_configs, config_text
+from mockkafka.cluster.configs import check_broker_configs, config_text, set_group_configs
 from mockkafka.cluster.coordinators import GROUP, TRANSACTION
 from mockkafka.cluster.produce import append_records
 from mockkafka.cluster.quotas import client_quotas, make_entity
@@ -408,6 +408,17 @@ class ClusterVerbs:
         default. KafkaApiError INVALID_CONFIG names a bad key or value."""
         cfg = {k: (None if v is None else str(v)) for k, v in configs.items()}
         self._call(lambda: self._state.set_topic_config(topic, cfg))
+
+    def set_group_config(self, group: str, configs: Mapping[str, Any]) -> None:
+        """Set configs of consumer or share group ``group`` (the GROUP resource of
+        IncrementalAlterConfigs: ``share.auto.offset.reset``, ``share.record.lock.duration.ms``,
+        ``consumer.session.timeout.ms``, ...); a value of None resets the key to its default.
+        The group need not exist yet. ConfigError names an unknown key or a bad value."""
+        where = "set_group_config"
+        if not isinstance(configs, Mapping):
+            raise ConfigError(f"{where}: configs must be a dict {{config: value}}")
+        items = dict(configs)
+        self._call(lambda: set_group_configs(self._state, group, items, where=where))
 
     def set_broker_config(self, configs: Mapping[str, Any], *, broker: int | None = None) -> None:
         """Change broker configs at run time, as an operator's IncrementalAlterConfigs would.

@@ -895,6 +895,42 @@ def config_text(value: object) -> str:
     return str(value)
 
 
+def set_group_configs(
+    state: ClusterState, group: str, configs: Mapping[str, object], *, where: str
+) -> None:
+    """Set (None: reset) GROUP resource configs of ``group``, as IncrementalAlterConfigs on
+    the GROUP resource does. ConfigError names an unknown key (did-you-mean) or bad value."""
+    import difflib
+
+    from mockkafka.errors import ConfigError
+
+    if not isinstance(group, str) or not group:
+        raise ConfigError(f"{where}: group must be a non-empty string, got {group!r}")
+    changes: dict[str, str | None] = {}
+    for key, raw in configs.items():
+        d = GROUP_CONFIG_DEFS.get(key) if isinstance(key, str) else None
+        if d is None:
+            close = difflib.get_close_matches(str(key), sorted(GROUP_CONFIG_DEFS), n=3)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise ConfigError(
+                f"{where}: {key!r} is not a Kafka group config{hint}; group configs are "
+                f"{sorted(GROUP_CONFIG_DEFS)}"
+            )
+        value = None if raw is None else config_text(raw)
+        if value is not None:
+            problem = validate_value(d, value)
+            if problem is not None:
+                raise ConfigError(f"{where}[{key!r}]: {problem.message}")
+        changes[key] = value
+    stored = resource_configs(state, ResourceType.GROUP, group)
+    for key, value in changes.items():
+        if value is None:
+            stored.pop(key, None)
+        else:
+            stored[key] = value
+    state.notify(("configs", "group", group))
+
+
 def check_broker_configs(config: Mapping[str, object], *, where: str = "config") -> dict[str, str]:
     """``config`` as broker config strings, checked against the names Kafka 4.x knows.
 

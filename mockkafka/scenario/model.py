@@ -262,6 +262,7 @@ VERBS: dict[str, tuple[Param, ...]] = {
         _p("ms", MS),
     ),
     "set_topic_config": (_p("topic", STR), _p("configs", STR_MAP)),
+    "set_group_config": (_p("group", STR), _p("configs", STR_MAP)),
 }
 
 #: Verbs taking ``group`` and ``transactional_id`` of which at most (or exactly) one is given.

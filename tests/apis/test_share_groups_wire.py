@@ -169,3 +169,39 @@ def test_verbs_views_and_waits_follow_the_share_group() -> None:
             cluster.wait_for_share_group("sg", state="Reconciling", timeout=0.2)
         with pytest.raises(mockkafka.ConfigError):
             cluster.expire_acquisition_locks("sg", partition=0)
+
+
+def test_set_group_config_makes_a_share_group_read_from_the_start() -> None:
+    with mockkafka.Cluster() as cluster:
+        cluster.create_topic("t")
+        cluster.produce("t", "before")
+        cluster.set_group_config("sg", {"share.auto.offset.reset": "earliest"})
+        tid = cluster.topic("t").topic_id
+        with raw(cluster) as r:
+            me = join(r, "sg", "t")
+            (p,) = share_fetch(r, "sg", me["member_id"], tid, 0)["responses"][0]["partitions"]
+            assert [(a["first_offset"], a["last_offset"]) for a in p["acquired_records"]] == [
+                (0, 0)
+            ]
+            described = r.request(
+                "DescribeConfigs",
+                4,
+                {
+                    "resources": [
+                        {
+                            "resource_type": 32,
+                            "resource_name": "sg",
+                            "configuration_keys": ["share.auto.offset.reset"],
+                        }
+                    ],
+                    "include_synonyms": False,
+                    "include_documentation": False,
+                },
+            )
+            (entry,) = described["results"][0]["configs"]
+            assert entry["value"] == "earliest"
+        cluster.set_group_config("sg", {"share.auto.offset.reset": None})
+        with pytest.raises(mockkafka.ConfigError, match="did you mean share.auto.offset.reset"):
+            cluster.set_group_config("sg", {"share.auto.ofset.reset": "earliest"})
+        with pytest.raises(mockkafka.ConfigError, match="share.record.lock.duration.ms"):
+            cluster.set_group_config("sg", {"share.record.lock.duration.ms": "soon"})
