@@ -419,6 +419,15 @@ class GroupCoordinator:
         )
         return n
 
+    def log_truncated(self, topic: str, partition: int, end: int) -> None:
+        """An unclean truncation cut ``topic``/``partition`` at ``end``: share groups forget
+        the offsets that are gone (new records will take those offsets again)."""
+        for g in self.groups.values():
+            if isinstance(g, ShareGroup):
+                sp = g.partitions.get((topic, partition))
+                if sp is not None:
+                    sp.truncated(end)
+
     def group_ids(self) -> list[str]:
         return sorted(self.groups)
 

@@ -164,14 +164,22 @@ class SharePartition:
         start = p.log.log_start_offset if reset == "earliest" else p.log.high_watermark
         self.start_offset = self.end_offset = start
 
-    def _skip_deleted(self, p: Partition) -> None:
-        """Retention (DeleteRecords) moved the log start past the SPSO: those offsets are gone."""
+    def _follow_log(self, p: Partition) -> None:
+        """Retention (DeleteRecords) moved the log start past the SPSO: those offsets left."""
         lso = p.log.log_start_offset
         if self.start_offset < lso:
             for off in [o for o in self.records if o < lso]:
                 self.records.pop(off).unlock()
             self.start_offset = lso
             self.end_offset = max(self.end_offset, lso)
+
+    def truncated(self, end: int) -> None:
+        """An unclean truncation dropped every offset at and above ``end``."""
+        if self.end_offset > end:
+            for off in [o for o in self.records if o >= end]:
+                self.records.pop(off).unlock()
+            self.end_offset = end
+            self.start_offset = min(self.start_offset, end)
 
     def acquire(
         self, member_id: str, p: Partition, *, max_records: int, max_bytes: int = 1 << 20
@@ -183,7 +191,7 @@ class SharePartition:
         """
         if self.start_offset < 0:
             self._initialise(p)
-        self._skip_deleted(p)
+        self._follow_log(p)
         st = self._state
         limit = share_config(st, self.group.group_id, "group.share.delivery.count.limit")
         max_locks = share_config(st, self.group.group_id, "group.share.partition.max.record.locks")

@@ -566,6 +566,7 @@ class ClusterState:
                 st.batches.clear()
                 st.batches.extend(kept)
         self.set_leader(topic, index, p.leader)
+        self.groups.log_truncated(topic, index, end)
         self.emit_event("log_truncated", topic=topic, partition=index, offset=end)
         return p
 

@@ -201,7 +201,7 @@ def test_set_group_config_makes_a_share_group_read_from_the_start() -> None:
             (entry,) = described["results"][0]["configs"]
             assert entry["value"] == "earliest"
         cluster.set_group_config("sg", {"share.auto.offset.reset": None})
-        with pytest.raises(mockkafka.ConfigError, match="did you mean share.auto.offset.reset"):
+        with pytest.raises(mockkafka.ConfigError, match=r"did you mean share\.auto\.offset\.reset"):
             cluster.set_group_config("sg", {"share.auto.ofset.reset": "earliest"})
-        with pytest.raises(mockkafka.ConfigError, match="share.record.lock.duration.ms"):
+        with pytest.raises(mockkafka.ConfigError, match=r"share\.record\.lock\.duration\.ms"):
             cluster.set_group_config("sg", {"share.record.lock.duration.ms": "soon"})

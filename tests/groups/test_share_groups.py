@@ -341,3 +341,19 @@ def test_group_share_max_size_refuses_one_member_too_many(h: Harness) -> None:
     h.state.broker_configs["group.share.max.size"] = "2"
     joined(h, 2)
     assert ShareMember(h).heartbeat()["error_code"] == ErrorCode.GROUP_MAX_SIZE_REACHED
+
+
+def test_retention_and_truncation_move_the_window(h: Harness) -> None:
+    produce(h, 0, "a")
+    produce(h, 0, "b")
+    (m,) = joined(h)
+    assert acquired(m.fetch()) == [(0, 1, 1)]
+    h.state.delete_records_before("t", 0, 1)  # retention: offset 0 is gone
+    produce(h, 0, "c")
+    assert acquired(m.fetch()) == [(2, 2, 1)]
+    v = h.state.groups.share_view(G).partition("t", 0)
+    assert v.start_offset == 1 and v.offsets("Acquired") == [1, 2]
+    h.state.truncate_log("t", 0, 2)  # unclean election: offset 2 is gone
+    produce(h, 0, "d")  # takes offset 2 again: a new record, delivered afresh
+    assert acquired(m.fetch()) == [(2, 2, 1)]
+    assert states(h) == {1: ("Acquired", 1), 2: ("Acquired", 1)}
