@@ -41,6 +41,7 @@ def test_readme_blocks_are_all_covered() -> None:
         "In pytest",
         "Faults",
         "Groups and transactions",
+        "Groups and transactions 2",
         "Security: TLS, SASL and ACLs",
     }
 
@@ -127,3 +128,37 @@ def test_groups_block_runs_against_the_cluster_it_assumes(
     assert "Stable" in out
     assert "('orders', 0): 1" in out  # committed past the one record (offset 0)
     assert "CompleteCommit 1 0" in out or "Empty 1 0" in out
+
+
+def test_share_groups_block_runs_against_the_cluster_it_assumes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Two share-group members over raw sockets (the share consumers of the interop tiers
+    # need Java or Go); the first acquires the three records of "tasks".
+    from tests.apis.test_share_groups_wire import join, raw, share_fetch
+
+    with mockkafka.Cluster(brokers=1) as cluster:
+        cluster.create_topic("tasks")
+        for i in range(3):
+            cluster.produce("tasks", f"job-{i}")
+        cluster.set_group_config("jobs", {"share.auto.offset.reset": "earliest"})
+        with raw(cluster) as first, raw(cluster) as second:
+            me = join(first, "jobs", "tasks")
+            assert join(second, "jobs", "tasks")["error_code"] == 0
+            first_fetch = share_fetch(
+                first, "jobs", me["member_id"], cluster.topic("tasks").topic_id, 0
+            )
+            assert first_fetch["error_code"] == 0
+            exec(
+                compile(blocks()["Groups and transactions 2"], "README.md", "exec"),
+                {"cluster": cluster},
+            )
+            assert cluster.share_group("jobs").partition("tasks", 0).offsets("Available") == [
+                0,
+                1,
+                2,
+            ]
+            cluster.faults.clear()
+    out = capsys.readouterr().out
+    assert "{'tasks': [0]}" in out  # both members share the one partition
+    assert "0 [0, 1, 2] 1" in out
