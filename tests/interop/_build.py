@@ -69,9 +69,17 @@ class Program:
     name: str
     command: tuple[str, ...]
 
-    def run(self, *args: str, timeout: float = 90.0) -> dict[str, Any]:
+    def run(
+        self, *args: str, timeout: float = 90.0, env: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        """``env`` is added to this process's environment for the run."""
         proc = subprocess.run(
-            [*self.command, *args], capture_output=True, text=True, timeout=timeout, check=False
+            [*self.command, *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env={**os.environ, **(env or {})},
         )
         lines = proc.stdout.strip().splitlines()
         assert proc.returncode == 0 and lines, (
