@@ -13,7 +13,9 @@ SparkSession tuned for tests (two shuffle partitions, no UI, everything on 127.0
 
 The connector exists on Maven Central for pyspark 3.2.1 to 3.5.x (Scala 2.12 and 2.13),
 4.0.x, 4.1.x and 4.2.0; pyspark 4.2.1 and 4.3.0 have no published connector yet, so
-:class:`SparkUnavailable` says to install ``pyspark==4.2.0``.
+:class:`SparkUnavailable` says to install ``pyspark==4.2.0``. Where a patch release has no
+connector for its Scala version (pyspark 3.5.8 and 3.5.9 bundle Scala 2.12, whose connector
+stops at 3.5.7), the newest connector of the same ``major.minor`` line is used.
 
 The pytest plugin builds its ``spark`` and ``spark_kafka`` fixtures on this module; it imports
 it only when a test asks for them.
@@ -175,11 +177,16 @@ def connector_jars(*, timeout: float = MVN_TIMEOUT_S) -> list[str]:
             "(apt-get install maven)"
         )
     work.mkdir(parents=True, exist_ok=True)
-    (work / "pom.xml").write_text(_POM.format(group=group, artifact=artifact, version=version))
     out = work / "classpath.txt"
-    problem = _run_mvn(work, out, offline=True, timeout=timeout)
-    if problem and os.environ.get("MOCKKAFKA_BUILD_OFFLINE") != "1":
-        problem = _run_mvn(work, out, offline=False, timeout=timeout)
+    problem = _resolve(work, out, group, artifact, version, timeout=timeout)
+    line = _same_line_range(version)
+    if problem and line is not None:
+        # Spark publishes pyspark patch releases whose connector is missing for one Scala
+        # version (pyspark 3.5.8 and 3.5.9 bundle Scala 2.12, whose connector stops at
+        # 3.5.7); a connector of the same major.minor line works with them.
+        fallback = _resolve(work, out, group, artifact, line, timeout=timeout)
+        if not fallback:
+            problem = ""
     if problem:
         hint = ""
         if version in NO_CONNECTOR_VERSIONS or "Missing" in problem or "Could not" in problem:
@@ -196,6 +203,27 @@ def connector_jars(*, timeout: float = MVN_TIMEOUT_S) -> list[str]:
     ]
     cached.write_text("\n".join(jars) + "\n")
     return jars
+
+
+def _resolve(
+    work: Path, out: Path, group: str, artifact: str, version: str, *, timeout: float
+) -> str:
+    """Resolve ``group:artifact:version`` (a version or a Maven range) into ``out``, from
+    ``~/.m2`` first and then (unless ``MOCKKAFKA_BUILD_OFFLINE=1``) from Maven Central;
+    returns '' or mvn's complaint."""
+    (work / "pom.xml").write_text(_POM.format(group=group, artifact=artifact, version=version))
+    problem = _run_mvn(work, out, offline=True, timeout=timeout)
+    if problem and os.environ.get("MOCKKAFKA_BUILD_OFFLINE") != "1":
+        problem = _run_mvn(work, out, offline=False, timeout=timeout)
+    return problem
+
+
+def _same_line_range(version: str) -> str | None:
+    """``3.5.9`` -> ``[3.5.0,3.5.9]``: the newest connector of that line up to ``version``."""
+    m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", version)
+    if m is None or m.group(3) == "0":
+        return None
+    return f"[{m.group(1)}.{m.group(2)}.0,{version}]"
 
 
 def _artifact_name(jar_name: str) -> str:

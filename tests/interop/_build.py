@@ -26,6 +26,9 @@ GO_SRC = Path(__file__).resolve().parent / "go"
 
 #: kafka-clients versions of the Java tier: the newest 4.x and the newest 3.x.
 KAFKA_CLIENTS_VERSIONS = ("4.4.0", "3.9.2")
+#: An older client for what changed under it: 3.4.1 is the one Spark 3.5 ships, and it
+#: predates KAFKA-17011 (it fails on a supported feature whose range starts at 0).
+KAFKA_CLIENTS_OLD = "3.4.1"
 BUILD_TIMEOUT_S = 300.0
 #: Set (as .ci/run does after its bounded download steps) to build from local caches only:
 #: a tier whose downloads did not finish then skips instead of downloading during the tests.

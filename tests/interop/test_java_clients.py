@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import mockkafka
-from tests.interop._build import KAFKA_CLIENTS_VERSIONS, Program, build_java
+from tests.interop._build import KAFKA_CLIENTS_OLD, KAFKA_CLIENTS_VERSIONS, Program, build_java
 from tests.interop._build import held_values as values
 from tests.interop.conftest import unique
 
@@ -211,3 +211,16 @@ def test_java_client_with_the_settings_client_config_gives(
             assert {
                 ex.request["mechanism"] for ex in cluster.traffic.requests("SaslHandshake")
             } == {mechanism}
+
+
+def test_a_client_older_than_kafka_17011_produces_and_consumes(cluster: mockkafka.Cluster) -> None:
+    """kafka-clients 3.4.1 (Spark 3.5's) dies in its I/O thread on a supported feature whose
+    range starts at 0; below ApiVersions v4 the broker leaves such features out, as Kafka does."""
+    old = build_java(KAFKA_CLIENTS_OLD)
+    topic = unique("jold")
+    cluster.create_topic(topic, partitions=2, replication_factor=3)
+    assert old.run("produce", cluster.bootstrap_servers, topic, "40", "true") == {"acked": 40}
+    seen = old.run("consume", cluster.bootstrap_servers, topic, "40", "read_uncommitted")["seen"]
+    assert sorted(seen, key=lambda v: int(v[1:])) == [f"v{i}" for i in range(40)]
+    asked = {ex.version for ex in cluster.traffic.requests("ApiVersions")}
+    assert asked == {3}
