@@ -179,14 +179,13 @@ def connector_jars(*, timeout: float = MVN_TIMEOUT_S) -> list[str]:
     work.mkdir(parents=True, exist_ok=True)
     out = work / "classpath.txt"
     problem = _resolve(work, out, group, artifact, version, timeout=timeout)
-    line = _same_line_range(version)
-    if problem and line is not None:
-        # Spark publishes pyspark patch releases whose connector is missing for one Scala
-        # version (pyspark 3.5.8 and 3.5.9 bundle Scala 2.12, whose connector stops at
-        # 3.5.7); a connector of the same major.minor line works with them.
-        fallback = _resolve(work, out, group, artifact, line, timeout=timeout)
-        if not fallback:
+    # PyPI has pyspark patch releases whose connector is missing for their Scala version
+    # (pyspark 3.5.8 and 3.5.9 bundle Scala 2.12, whose connector stops at 3.5.7); an
+    # earlier connector of the same major.minor line works with them: newest first.
+    for earlier in _earlier_patches(version) if problem else ():
+        if not _resolve(work, out, group, artifact, earlier, timeout=timeout):
             problem = ""
+            break
     if problem:
         hint = ""
         if version in NO_CONNECTOR_VERSIONS or "Missing" in problem or "Could not" in problem:
@@ -218,12 +217,13 @@ def _resolve(
     return problem
 
 
-def _same_line_range(version: str) -> str | None:
-    """``3.5.9`` -> ``[3.5.0,3.5.9]``: the newest connector of that line up to ``version``."""
+def _earlier_patches(version: str) -> list[str]:
+    """``3.5.2`` -> ``["3.5.1", "3.5.0"]``: the same line's earlier patch releases."""
     m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", version)
-    if m is None or m.group(3) == "0":
-        return None
-    return f"[{m.group(1)}.{m.group(2)}.0,{version}]"
+    if m is None:
+        return []
+    major, minor, patch = m.groups()
+    return [f"{major}.{minor}.{p}" for p in range(int(patch) - 1, -1, -1)]
 
 
 def _artifact_name(jar_name: str) -> str:
