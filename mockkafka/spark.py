@@ -11,11 +11,11 @@ the version of the installed pyspark (and the Scala version its jars were built 
 ``~/.cache/mockkafka/spark/``. :func:`local_spark_session` hands those jars to a ``local[2]``
 SparkSession tuned for tests (two shuffle partitions, no UI, everything on 127.0.0.1).
 
-The connector exists on Maven Central for pyspark 3.2.1 to 3.5.x (Scala 2.12 and 2.13),
-4.0.x, 4.1.x and 4.2.0; pyspark 4.2.1 and 4.3.0 have no published connector yet, so
-:class:`SparkUnavailable` says to install ``pyspark==4.2.0``. Where a patch release has no
-connector for its Scala version (pyspark 3.5.8 and 3.5.9 bundle Scala 2.12, whose connector
-stops at 3.5.7), the newest connector of the same ``major.minor`` line is used.
+The connector exists on Maven Central for the 3.2 to 3.5 lines (Scala 2.12 and 2.13), 4.0,
+4.1 and 4.2.0. Where a pyspark patch release has no connector for its Scala version (pyspark
+3.5.8 and 3.5.9 bundle Scala 2.12, whose connector stops at 3.5.7; 4.2.1 has none), the
+newest earlier connector of the same ``major.minor`` line is used. pyspark 4.3.0 has no
+connector of its line yet, so :class:`SparkUnavailable` says to install ``pyspark==4.2.1``.
 
 The pytest plugin builds its ``spark`` and ``spark_kafka`` fixtures on this module; it imports
 it only when a test asks for them.
@@ -51,10 +51,10 @@ __all__ = [
 ]
 
 #: pyspark versions whose Kafka connector was fetched and tested here (others may work too).
-KNOWN_GOOD_VERSIONS = ("4.1.1", "4.2.0")
+KNOWN_GOOD_VERSIONS = ("3.5.9", "4.0.5", "4.1.1", "4.2.0", "4.2.1")
 #: pyspark versions released without a connector on Maven Central.
-NO_CONNECTOR_VERSIONS = ("4.2.1", "4.3.0")
-SUGGESTED_VERSION = "4.2.0"
+NO_CONNECTOR_VERSIONS = ("4.3.0",)
+SUGGESTED_VERSION = "4.2.1"
 
 MVN_TIMEOUT_S = 600.0
 
@@ -95,7 +95,7 @@ def _pyspark() -> tuple[str, Path]:
     except ImportError:
         raise SparkUnavailable(
             "pyspark is not installed: pip install 'mockkafka[spark]' "
-            f"(pyspark {SUGGESTED_VERSION} is the newest with a Kafka connector on Maven Central)"
+            f"(pyspark {SUGGESTED_VERSION} is the newest that has a Kafka connector on Maven Central)"
         ) from None
     jars = Path(pyspark.__file__).parent / "jars"
     return pyspark.__version__, jars
@@ -192,7 +192,7 @@ def connector_jars(*, timeout: float = MVN_TIMEOUT_S) -> list[str]:
             hint = (
                 f"; pyspark {version} has no Kafka connector on Maven Central: install "
                 f"pyspark=={SUGGESTED_VERSION} (known to work: {', '.join(KNOWN_GOOD_VERSIONS)};"
-                " the connector exists for 3.2.1 to 3.5.x, 4.0.x, 4.1.x and 4.2.0)"
+                " the connector exists for the 3.2 to 4.2 lines)"
             )
         raise SparkUnavailable(f"cannot resolve {coords} with mvn{hint}:\n{problem}")
     jars = [
