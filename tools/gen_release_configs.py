@@ -229,7 +229,9 @@ NEWEST = {FOLDERS[newest]!r}
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--site", type=Path, default=DEFAULT_SITE, help="kafka-site checkout or git dir")
+    ap.add_argument(
+        "--site", type=Path, default=DEFAULT_SITE, help="kafka-site checkout or git dir"
+    )
     ap.add_argument("--check", action="store_true", help="exit 1 if the module is stale")
     args = ap.parse_args()
     if not args.site.exists():

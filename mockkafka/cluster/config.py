@@ -134,7 +134,9 @@ class ClusterConfig:
                 object.__setattr__(self, "kafka_version", normalize_release(self.kafka_version))
             except ValueError as exc:
                 raise ConfigError(f"kafka_version: {exc}") from None
-        check_broker_configs(dict(self.broker_configs), where="broker_configs")
+        check_broker_configs(
+            dict(self.broker_configs), where="broker_configs", kafka_version=self.kafka_version
+        )
         if self.first_node_id < 0:
             raise ConfigError(f"first_node_id must be >= 0, got {self.first_node_id}")
         if self.brokers < 1:
