@@ -506,21 +506,19 @@ def _per_broker_static(state: ClusterState, broker_id: int) -> dict[str, str | N
     if b is None:
         return {}
     listener = f"{state.config.security_protocol}://{b.host}:{b.port}"
-    roles = "broker,controller" if broker_id == state.controller_id else "broker"
-    if state.config.kafka_version is not None and release_tuple(state.config.kafka_version) < (
-        3,
-        3,
-    ):
-        roles = ""  # a ZooKeeper-era preset (KRaft is reported from 3.3): no roles
-    return {
+    out: dict[str, str | None] = {
         "advertised.listeners": listener,
         "broker.id": str(broker_id),
         "broker.rack": b.rack,
         "listeners": listener,
         "log.dirs": log_dir(broker_id),
         "node.id": str(broker_id),
-        "process.roles": roles,
+        "process.roles": "broker,controller" if broker_id == state.controller_id else "broker",
     }
+    release = state.config.kafka_version
+    if release is not None and release_tuple(release) < (3, 3):
+        del out["process.roles"]  # a ZooKeeper-era preset (KRaft is reported from 3.3)
+    return out
 
 
 def _cluster_static(state: ClusterState) -> dict[str, str]:
