@@ -244,3 +244,27 @@ def test_altering_a_config_the_release_did_not_have_is_refused_naming_it() -> No
         res = ConfigResource("topic", "t")
         entry = admin.describe_configs([res])[res].result(10)["message.format.version"]
         assert (entry.value, entry.is_default) == ("2.1-IV2", False)
+
+
+@pytest.mark.timeout(60)
+def test_plugin_checks_config_names_against_the_preset_release(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini("[pytest]\nkafka_kafka_version = 3.9\n")
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.kafka_cluster(config={"zookeeper.connect": "zk:2181"})
+        def test_3_9_name(kafka_cluster):
+            assert dict(kafka_cluster.state.config.broker_configs)["zookeeper.connect"]
+
+        @pytest.mark.kafka_cluster(config={"group.share.enable": "true"})
+        def test_4_0_name(kafka_cluster):
+            pass
+        """
+    )
+    # this checkout's plugin (the installed one may be another checkout's)
+    result = pytester.runpytest("-p", "no:mockkafka", "-p", "pytest_plugin.plugin")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*'group.share.enable' is not a Kafka 3.9 broker config*"])
