@@ -28,11 +28,11 @@ the code and message a broker would answer, and handlers turn that into the resp
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
-from mockkafka.cluster.config import TEST_GROUP_MIN_SESSION_TIMEOUT_MS
+from mockkafka.cluster.config import TEST_GROUP_MIN_SESSION_TIMEOUT_MS, ClusterConfig
 from mockkafka.cluster.release_configs import ConfigSet, config_set
 from mockkafka.errors import ErrorCode, KafkaApiError
 from mockkafka.protocol.releases import release_tuple
@@ -522,9 +522,12 @@ def _per_broker_static(state: ClusterState, broker_id: int) -> dict[str, str | N
 
 
 def _cluster_static(state: ClusterState) -> dict[str, str]:
-    """Static broker values that come from ClusterConfig options rather than a dict."""
+    """Static broker values that come from ClusterConfig options rather than a dict.
+
+    Under a release preset an option left at its default stands for nothing: the release's
+    default (in ``state.broker_configs``) shows instead."""
     c = state.config
-    return {
+    out = {
         "default.replication.factor": str(c.default_replication_factor),
         "group.max.session.timeout.ms": str(c.group_max_session_timeout_ms),
         "group.min.session.timeout.ms": str(c.group_min_session_timeout_ms),
@@ -533,6 +536,18 @@ def _cluster_static(state: ClusterState) -> dict[str, str]:
         "socket.request.max.bytes": str(c.max_request_size),
         "transaction.max.timeout.ms": str(c.transaction_max_timeout_ms),
     }
+    if c.kafka_version is not None:
+        for key in options_at_default(c):
+            out.pop(key, None)
+    return out
+
+
+def options_at_default(config: ClusterConfig) -> frozenset[str]:
+    """Broker configs whose ClusterConfig option (:data:`CONFIG_OPTIONS`) was not changed."""
+    defaults = {f.name: f.default for f in fields(ClusterConfig)}
+    return frozenset(
+        key for key, option in CONFIG_OPTIONS.items() if getattr(config, option) == defaults[option]
+    )
 
 
 def _static_value(state: ClusterState, key: str) -> str | None:

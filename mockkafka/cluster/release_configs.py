@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from mockkafka.cluster.config import ClusterConfig
     from mockkafka.cluster.configs import ConfigDef
 
 
@@ -139,20 +140,30 @@ def _def(name: str, row: tuple[object, ...], *, dynamic: bool) -> ConfigDef:
     )
 
 
-def release_broker_defaults(kafka_version: str | None, start: Mapping[str, str]) -> dict[str, str]:
-    """The broker configs a preset cluster starts with: ``start`` (mockkafka's defaults),
-    where it holds Kafka 4's default, replaced by the release's (dropped where the release
-    has no default), so behaviour that reads them (``message.max.bytes``, ...) follows the
-    release. Test-friendly values that differ from Kafka's stay."""
-    sets = config_set(kafka_version)
+KEPT_MOCKKAFKA_DEFAULTS = frozenset({"delete.topic.enable"})
+"""mockkafka starting values a preset keeps though its release's default differs (0.11 did
+not delete topics by default; tests do)."""
+
+
+def release_broker_defaults(config: ClusterConfig, start: Mapping[str, str]) -> dict[str, str]:
+    """The broker configs a cluster starts with: ``start`` (mockkafka's defaults) where it
+    holds Kafka 4's default, replaced under a release preset by the release's (dropped where
+    the release has no default), so behaviour that reads them (``message.max.bytes``,
+    ``group.max.session.timeout.ms``) follows the release. Test-friendly values that differ
+    from Kafka's, and configs a ClusterConfig option was given for, stay."""
+    sets = config_set(config.kafka_version)
     if sets.release is None:
         return dict(start)
+    from mockkafka.cluster.configs import CONFIG_OPTIONS, options_at_default
+
+    given = set(CONFIG_OPTIONS) - options_at_default(config)
     kafka4 = config_set(None).broker
     out: dict[str, str] = {}
     for key, value in start.items():
         d4 = kafka4.get(key)
         d = sets.broker.get(key)
-        if d is None or d4 is None or value != d4.default:
+        keep = key in KEPT_MOCKKAFKA_DEFAULTS or key in given
+        if keep or d is None or d4 is None or value != d4.default:
             out[key] = value
         elif d.default is not None:
             out[key] = d.default

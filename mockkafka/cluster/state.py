@@ -215,9 +215,7 @@ class ClusterState:
 
     def _init_data(self) -> None:
         """Everything a test changes (see :meth:`reset`); brokers and wakers stay."""
-        self.broker_configs: dict[str, str] = release_broker_defaults(
-            self.config.kafka_version, BROKER_DEFAULTS
-        )
+        self.broker_configs: dict[str, str] = release_broker_defaults(self.config, BROKER_DEFAULTS)
         self.broker_configs["auto.create.topics.enable"] = str(
             self.config.auto_create_topics
         ).lower()

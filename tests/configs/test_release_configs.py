@@ -212,3 +212,74 @@ def _site() -> Path | None:
     given = os.environ.get("KAFKA_SITE")
     candidates = [Path(given)] if given else [ROOT.parent / "kafka-site"]
     return next((p for p in candidates if p.exists()), None)
+
+
+def test_describe_configs_answers_every_version_with_the_releases_set() -> None:
+    from mockkafka.handlers.base import call_handler
+
+    state = _state(kafka_version="1.1")
+    state.create_topic("t", 1, 1)
+    request = {
+        "resources": [
+            {"resource_type": 4, "resource_name": "1", "configuration_keys": None},
+            {"resource_type": 2, "resource_name": "t", "configuration_keys": None},
+        ],
+        "include_synonyms": True,
+    }
+    for version in range(5):
+        out = call_handler(state, "DescribeConfigs", request, version=version)
+        assert isinstance(out, dict)
+        broker, topic = out["results"]
+        got = {c["name"]: c for c in broker["configs"]}
+        assert got["offsets.retention.minutes"]["value"] == "1440"
+        assert got["offsets.retention.minutes"]["read_only"] is True
+        assert got["message.max.bytes"]["value"] == "1000012"
+        assert "max.connections" not in got  # 2.3 added it
+        assert {c["name"] for c in topic["configs"]} >= {"message.format.version"}
+        if version >= 1:
+            assert got["message.max.bytes"]["synonyms"] == [
+                {"name": "message.max.bytes", "value": "1000012", "source": 5}
+            ]
+
+
+def test_group_session_timeout_bound_follows_the_release_unless_given() -> None:
+    from mockkafka.handlers.base import call_handler
+
+    def join(state: ClusterState, timeout_ms: int) -> int:
+        out = call_handler(
+            state,
+            "JoinGroup",
+            {
+                "group_id": "g",
+                "session_timeout_ms": timeout_ms,
+                "rebalance_timeout_ms": timeout_ms,
+                "member_id": "",
+                "protocol_type": "consumer",
+                "protocols": [{"name": "range", "metadata": b""}],
+            },
+            version=2,
+        )
+        assert isinstance(out, dict)
+        return int(out["error_code"])
+
+    # 2.2's group.max.session.timeout.ms was 5 minutes
+    old = _state(kafka_version="2.2")
+    assert _broker(old)["group.max.session.timeout.ms"].value == "300000"  # type: ignore[attr-defined]
+    assert join(old, 400_000) == ErrorCode.INVALID_SESSION_TIMEOUT
+    given = _state(kafka_version="2.2", group_max_session_timeout_ms=600_000)
+    entry = _broker(given)["group.max.session.timeout.ms"]
+    assert (entry.value, entry.source) == ("600000", ConfigSource.STATIC_BROKER_CONFIG)  # type: ignore[attr-defined]
+    assert join(given, 400_000) != ErrorCode.INVALID_SESSION_TIMEOUT
+
+
+def test_a_0_11_preset_still_deletes_topics_and_says_so() -> None:
+    # 0.11's delete.topic.enable defaulted to false; mockkafka keeps deletion on, reported
+    # as a value the broker was given
+    state = _state(kafka_version="0.11")
+    entry = _broker(state)["delete.topic.enable"]
+    assert (entry.value, entry.source) == ("true", ConfigSource.STATIC_BROKER_CONFIG)  # type: ignore[attr-defined]
+    assert entry.synonyms[-1] == (  # type: ignore[attr-defined]
+        "delete.topic.enable",
+        "false",
+        ConfigSource.DEFAULT_CONFIG,
+    )
