@@ -62,6 +62,11 @@ class ClusterConfig:
     every request is checked against the ACLs (CreateAcls / DescribeAcls / DeleteAcls);
     ``super_users`` (Kafka's ``super.users``, e.g. ``["User:admin"]``) may do anything and
     ``allow_everyone_if_no_acl_found`` is Kafka's ``allow.everyone.if.no.acl.found``.
+
+    ``kafka_version`` (``"3.9"``, ``"2.8"``, ... ``"0.8.0"``) makes the cluster that release:
+    it advertises that release's API versions and features, and from 0.11 reports that
+    release's broker and topic configs (names, defaults, update modes); ``broker_configs``
+    are checked against that release's names. None (the default): the newest.
     """
 
     brokers: int = 1

@@ -21,6 +21,10 @@ dynamic defaults), so other subsystems read one dict. The dynamic-default layer 
 static values it shadows live in ``ClusterState.dynamic_configs`` (a :class:`DynamicConfigs`),
 as do broker logger levels and group / client-metrics configs.
 
+Definitions are per release: every lookup goes through
+:func:`~mockkafka.cluster.release_configs.config_set` of the cluster's ``kafka_version``
+(Kafka 4's tables below without a preset; a 0.11-3.9 release's own table with one).
+
 Everything here is sans-IO; alterations raise :class:`~mockkafka.errors.KafkaApiError` with
 the code and message a broker would answer, and handlers turn that into the response.
 """
