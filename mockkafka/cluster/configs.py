@@ -31,6 +31,7 @@ the code and message a broker would answer, and handlers turn that into the resp
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from enum import IntEnum
@@ -546,6 +547,7 @@ def _cluster_static(state: ClusterState) -> dict[str, str]:
     return out
 
 
+@functools.lru_cache(maxsize=64)
 def options_at_default(config: ClusterConfig) -> frozenset[str]:
     """Broker configs whose ClusterConfig option (:data:`CONFIG_OPTIONS`) was not changed."""
     defaults = {f.name: f.default for f in fields(ClusterConfig)}

@@ -47,6 +47,7 @@ class ConfigSet:
         return f"Kafka {self.release or '4.x'}"
 
 
+@functools.cache
 def config_set(kafka_version: str | None) -> ConfigSet:
     """The configs of release ``kafka_version`` (normalized, as ClusterConfig holds it)."""
     return _config_set(_table_release(kafka_version))
