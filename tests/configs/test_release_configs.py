@@ -283,3 +283,13 @@ def test_a_0_11_preset_still_deletes_topics_and_says_so() -> None:
         "false",
         ConfigSource.DEFAULT_CONFIG,
     )
+
+
+def test_set_broker_config_checks_names_against_the_preset() -> None:
+    with mockkafka.Cluster(kafka_version="2.8") as cluster:
+        with pytest.raises(ConfigError, match=r"not a Kafka 2\.8 broker config"):
+            cluster.set_broker_config({"group.consumer.session.timeout.ms": 45000})
+        cluster.set_broker_config({"log.message.downconversion.enable": False})
+        entry = _broker(cluster.state)["log.message.downconversion.enable"]
+        assert entry.value == "false"  # type: ignore[attr-defined]
+        assert entry.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG  # type: ignore[attr-defined]
