@@ -16,6 +16,7 @@ import pytest
 import mockkafka
 from mockkafka.cluster.config import ClusterConfig
 from mockkafka.cluster.configs import (
+    ConfigEntry,
     ConfigSource,
     ResourceType,
     describe_broker,
@@ -33,7 +34,7 @@ def _state(**options: object) -> ClusterState:
     return ClusterState(ClusterConfig(**options))  # type: ignore[arg-type]
 
 
-def _broker(state: ClusterState) -> dict[str, object]:
+def _broker(state: ClusterState) -> dict[str, ConfigEntry]:
     return {e.name: e for e in describe_broker(state, state.controller_id)}
 
 
@@ -81,12 +82,8 @@ def test_a_3_9_broker_describes_3_9s_config_set() -> None:
     assert "group.share.enable" not in entries
     assert "group.streams.heartbeat.interval.ms" not in entries
     fmt = entries["log.message.format.version"]
-    assert (fmt.value, fmt.source, fmt.read_only) == (  # type: ignore[attr-defined]
-        "3.0-IV1",
-        ConfigSource.DEFAULT_CONFIG,
-        True,
-    )
-    assert entries["process.roles"].value == "broker,controller"  # type: ignore[attr-defined]
+    assert (fmt.value, fmt.source, fmt.read_only) == ("3.0-IV1", ConfigSource.DEFAULT_CONFIG, True)
+    assert entries["process.roles"].value == "broker,controller"
     # mockkafka's own starting values for configs 3.9 did not have are not reported
     assert "group.coordinator.rebalance.protocols" in entries
     assert "share.coordinator.threads" not in entries
@@ -95,13 +92,13 @@ def test_a_3_9_broker_describes_3_9s_config_set() -> None:
 def test_a_2_8_broker_reports_2_8s_defaults_and_zookeeper_mode() -> None:
     state = _state(kafka_version="2.8")
     entries = _broker(state)
-    assert entries["offsets.retention.minutes"].value == "10080"  # type: ignore[attr-defined]
-    assert entries["log.message.format.version"].value == "2.8-IV1"  # type: ignore[attr-defined]
+    assert entries["offsets.retention.minutes"].value == "10080"
+    assert entries["log.message.format.version"].value == "2.8-IV1"
     assert "group.consumer.heartbeat.interval.ms" not in entries
     assert "process.roles" not in entries and "node.id" not in entries  # 2.8 did not list them
     # 3.0-3.2 listed KRaft's process.roles; a ZooKeeper-era preset has none set
     roles = _broker(_state(kafka_version="3.2"))["process.roles"]
-    assert (roles.value, roles.source) == ("", ConfigSource.DEFAULT_CONFIG)  # type: ignore[attr-defined]
+    assert (roles.value, roles.source) == ("", ConfigSource.DEFAULT_CONFIG)
 
 
 def test_a_release_default_that_drives_behaviour_follows_the_release() -> None:
@@ -119,11 +116,11 @@ def test_explicit_and_dynamic_values_still_report_as_set_under_a_preset() -> Non
     state = _state(kafka_version="3.9", broker_configs={"zookeeper.connect": "zk:2181"})
     entries = _broker(state)
     zk = entries["zookeeper.connect"]
-    assert (zk.value, zk.source) == ("zk:2181", ConfigSource.STATIC_BROKER_CONFIG)  # type: ignore[attr-defined]
+    assert (zk.value, zk.source) == ("zk:2181", ConfigSource.STATIC_BROKER_CONFIG)
     state.set_broker_config({"log.retention.ms": "5000"}, None)
     entry = _broker(state)["log.retention.ms"]
-    assert entry.value == "5000"  # type: ignore[attr-defined]
-    assert entry.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG  # type: ignore[attr-defined]
+    assert entry.value == "5000"
+    assert entry.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
 
 
 def test_topic_synonyms_follow_the_releases_server_default_properties() -> None:
@@ -264,11 +261,11 @@ def test_group_session_timeout_bound_follows_the_release_unless_given() -> None:
 
     # 2.2's group.max.session.timeout.ms was 5 minutes
     old = _state(kafka_version="2.2")
-    assert _broker(old)["group.max.session.timeout.ms"].value == "300000"  # type: ignore[attr-defined]
+    assert _broker(old)["group.max.session.timeout.ms"].value == "300000"
     assert join(old, 400_000) == ErrorCode.INVALID_SESSION_TIMEOUT
     given = _state(kafka_version="2.2", group_max_session_timeout_ms=600_000)
     entry = _broker(given)["group.max.session.timeout.ms"]
-    assert (entry.value, entry.source) == ("600000", ConfigSource.STATIC_BROKER_CONFIG)  # type: ignore[attr-defined]
+    assert (entry.value, entry.source) == ("600000", ConfigSource.STATIC_BROKER_CONFIG)
     assert join(given, 400_000) != ErrorCode.INVALID_SESSION_TIMEOUT
 
 
@@ -277,8 +274,8 @@ def test_a_0_11_preset_still_deletes_topics_and_says_so() -> None:
     # as a value the broker was given
     state = _state(kafka_version="0.11")
     entry = _broker(state)["delete.topic.enable"]
-    assert (entry.value, entry.source) == ("true", ConfigSource.STATIC_BROKER_CONFIG)  # type: ignore[attr-defined]
-    assert entry.synonyms[-1] == (  # type: ignore[attr-defined]
+    assert (entry.value, entry.source) == ("true", ConfigSource.STATIC_BROKER_CONFIG)
+    assert entry.synonyms[-1] == (
         "delete.topic.enable",
         "false",
         ConfigSource.DEFAULT_CONFIG,
@@ -291,5 +288,5 @@ def test_set_broker_config_checks_names_against_the_preset() -> None:
             cluster.set_broker_config({"group.consumer.session.timeout.ms": 45000})
         cluster.set_broker_config({"log.message.downconversion.enable": False})
         entry = _broker(cluster.state)["log.message.downconversion.enable"]
-        assert entry.value == "false"  # type: ignore[attr-defined]
-        assert entry.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG  # type: ignore[attr-defined]
+        assert entry.value == "false"
+        assert entry.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
