@@ -290,3 +290,83 @@ def test_set_broker_config_checks_names_against_the_preset() -> None:
         entry = _broker(cluster.state)["log.message.downconversion.enable"]
         assert entry.value == "false"
         assert entry.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+
+
+def _generator() -> object:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "_gen_release_configs_for_test", ROOT / "tools" / "gen_release_configs.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# The three layouts of Kafka's generated config reference, with made-up descriptions.
+_TABLE = """<table class="data-table"><tbody>
+<tr>
+<th>Name</th>
+<th>Description</th>
+<th>Type</th>
+<th>Default</th>
+<th>Valid Values</th>
+<th>Importance</th>
+<th>Dynamic Update Mode</th>
+</tr>
+<tr>
+<td>a.b</td></td><td>Text
+over <b>two</b> lines</td></td><td>int</td></td><td>7</td></td><td>[1,...]</td></td><td>high</td></td><td>cluster-wide</td></tr>
+<tr>
+<td>c.d</td><td>Text</td><td>string</td><td></td><td></td><td>high</td><td>read-only</td></tr>
+"""
+_HORIZONTAL = """<ul class="config-list">
+<li><b>a.b</b>: Text <ul><li>nested</ul><br/><ul class="horizontal-list"><li><b>Type</b>: long</li><li><b>Default</b>: 604800000 (7 days)</li><li><b>Valid Values</b>: [x, y]</li><li><b>Importance</b>: high</li><li><b>Update Mode</b>: per-broker</li></ul></li>
+<li><b>c.d</b>: Text<br/><ul class="horizontal-list"><li><b>Type</b>: list</li><li><b>Default</b>: ""</li><li><b>Valid Values</b>: </li><li><b>Importance</b>: low</li><li><b>Update Mode</b>: read-only</li></ul></li>
+</ul>"""
+_HEADED = """<ul class="config-list">
+<li>
+<h4 class="anchor-heading">
+   <a class="anchor-link" id="a.b"></a>
+   <a href="#a.b">a.b</a>
+</h4>
+<p>Text <ul> <li>unclosed item <li>another</ul></p>
+<table><tbody>
+<tr><th>Type:</th><td>boolean</td></tr>
+<tr><th>Default:</th><td>null</td></tr>
+<tr><th>Valid Values:</th><td></td></tr>
+<tr><th>Importance:</th><td>medium</td></tr>
+<tr><th>Update Mode:</th><td>read-only</td></tr>
+</tbody></table>
+</li>
+</ul>"""
+
+
+def test_the_generator_reads_every_layout_of_the_config_reference() -> None:
+    gen = _generator()
+    parse = gen.parse_reference  # type: ignore[attr-defined]
+    default = gen._default  # type: ignore[attr-defined]
+    table = parse(_TABLE)
+    assert [(r["Name"], r["Type"], r["Default"], r["Dynamic Update Mode"]) for r in table] == [
+        ("a.b", "int", "7", "cluster-wide"),
+        ("c.d", "string", "", "read-only"),
+    ]
+    horizontal = parse(_HORIZONTAL)
+    assert [(r["Name"], r["Default"], r["Valid Values"]) for r in horizontal] == [
+        ("a.b", "604800000 (7 days)", "[x, y]"),
+        ("c.d", '""', ""),
+    ]
+    [headed] = parse(_HEADED)
+    assert (headed["Name"], headed["Type"], headed["Update Mode"]) == (
+        "a.b",
+        "boolean",
+        "read-only",
+    )
+    assert [default(x) for x in ("", "null", '""', "604800000 (7 days)", "GSSAPI")] == [
+        None,
+        None,
+        "",
+        "604800000",
+        "GSSAPI",
+    ]
