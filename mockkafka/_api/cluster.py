@@ -99,8 +99,9 @@ class _ClusterBase(ClusterVerbs):
 
         ``client`` is ``"confluent"`` (``Producer(cluster.client_config())``),
         ``"kafka-python"`` / ``"aiokafka"`` (keyword arguments:
-        ``KafkaProducer(**cluster.client_config("kafka-python"))``) or ``"java"`` (the Java
-        client's property names, for ``mockkafka serve`` users).
+        ``KafkaProducer(**cluster.client_config("kafka-python"))``), ``"java"`` (the Java
+        client's property names) or ``"kafkajs"`` (``new Kafka({...})`` options as
+        JSON-ready data with the PEM text inline: ``json.dumps`` it for a Node.js test).
         """
         from mockkafka.cluster.security import SASL_MECHANISMS, SASL_PROTOCOLS, choice
         from mockkafka.server.tls import client_settings

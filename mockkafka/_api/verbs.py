@@ -431,7 +431,9 @@ class ClusterVerbs:
         cluster is built, ``Cluster(config={...})``.
         """
         check_broker_configs(
-            {k: v for k, v in configs.items() if v is not None}, where="set_broker_config"
+            {k: v for k, v in configs.items() if v is not None},
+            where="set_broker_config",
+            kafka_version=self._state.config.kafka_version,
         )
         cfg = {k: (None if v is None else config_text(v)) for k, v in configs.items()}
         self._call(lambda: self._state.set_broker_config(cfg, broker))

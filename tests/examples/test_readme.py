@@ -162,3 +162,69 @@ def test_share_groups_block_runs_against_the_cluster_it_assumes(
     out = capsys.readouterr().out
     assert "{'tasks': [0]}" in out  # both members share the one partition
     assert "0 [0, 1, 2] 1" in out
+
+
+def quickstart_commands() -> list[str]:
+    """The shell commands of README's Quickstart section, in order."""
+    text = README.read_text()
+    section = text.split("## Quickstart", 1)[1].split("\n## ", 1)[0]
+    return [b.strip() for b in re.findall(r"^```sh\n(.*?)^```", section, re.M | re.S)]
+
+
+def test_quickstart_test_command_is_what_ci_runs() -> None:
+    """The second quickstart command is the one `.ci/run` runs (after installing)."""
+    serve, tests = quickstart_commands()
+    assert tests == "pip install -e '.[test]' && python -m pytest -n 2"
+    ci = (README.parent / ".ci" / "run").read_text()
+    assert re.search(r"^pip install (--quiet )?-e '\.\[test\]'$", ci, re.M)
+    assert re.search(r"^python -m pytest -n 2$", ci, re.M)
+    assert serve.startswith("pip install . && mockkafka serve ")
+
+
+def test_quickstart_serve_command_serves_a_real_client() -> None:
+    """The first quickstart command (its `mockkafka serve` part, with this checkout
+    installed) serves the topic it names to confluent-kafka and stops on Ctrl-C."""
+    import shlex
+    import signal
+    import subprocess
+    import sys
+
+    from confluent_kafka import TopicPartition
+
+    serve = quickstart_commands()[0].split(" && ", 1)[1]
+    argv = shlex.split(serve)
+    assert argv[:2] == ["mockkafka", "serve"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mockkafka.cli", *argv[1:]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        assert line.startswith("bootstrap.servers="), line
+        bootstrap = line.split("=", 1)[1]
+        assert len(bootstrap.split(",")) == 3
+        p = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+        for i in range(60):
+            p.produce("orders", value=b"o%d" % i, partition=i % 6)
+        assert p.flush(10) == 0
+        c = Consumer({"bootstrap.servers": bootstrap, "group.id": "quickstart"})
+        try:
+            c.assign([TopicPartition("orders", i, 0) for i in range(6)])
+            got: list[bytes] = []
+            deadline = time.monotonic() + 15
+            while len(got) < 60 and time.monotonic() < deadline:
+                m = c.poll(0.5)
+                if m is not None and not m.error():
+                    got.append(m.value())
+            assert sorted(got) == sorted(b"o%d" % i for i in range(60))
+        finally:
+            c.close()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(10)

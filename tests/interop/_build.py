@@ -29,6 +29,9 @@ KAFKA_CLIENTS_VERSIONS = ("4.4.0", "3.9.2")
 #: The kafka-clients release whose KafkaShareConsumer (early access) speaks the v0 share
 #: APIs mockkafka serves; 4.1+ share consumers need v1.
 KAFKA_CLIENTS_SHARE_VERSION = "4.0.2"
+#: An older client for what changed under it: 3.4.1 is the one Spark 3.5 ships, and it
+#: predates KAFKA-17011 (it fails on a supported feature whose range starts at 0).
+KAFKA_CLIENTS_OLD = "3.4.1"
 BUILD_TIMEOUT_S = 300.0
 #: Set (as .ci/run does after its bounded download steps) to build from local caches only:
 #: a tier whose downloads did not finish then skips instead of downloading during the tests.
@@ -72,9 +75,17 @@ class Program:
     name: str
     command: tuple[str, ...]
 
-    def run(self, *args: str, timeout: float = 90.0) -> dict[str, Any]:
+    def run(
+        self, *args: str, timeout: float = 90.0, env: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        """``env`` is added to this process's environment for the run."""
         proc = subprocess.run(
-            [*self.command, *args], capture_output=True, text=True, timeout=timeout, check=False
+            [*self.command, *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env={**os.environ, **(env or {})},
         )
         lines = proc.stdout.strip().splitlines()
         assert proc.returncode == 0 and lines, (
