@@ -115,6 +115,18 @@ class Group:
         """The group is being deleted: cancel its timers."""
 
 
+def topics_fingerprint(state: ClusterState, names: set[str]) -> tuple[tuple[str, str, int], ...]:
+    """(name, topic id, partition count) of the existing topics among ``names``, sorted:
+    what the target assignment of a heartbeat-driven group depends on (a change means a new
+    group epoch)."""
+    topics = state.topics
+    return tuple(
+        sorted(
+            (n, str(topics[n].topic_id), len(topics[n].partitions)) for n in names if n in topics
+        )
+    )
+
+
 def topic_id_partitions(state: ClusterState, tp: Mapping[str, set[int]]) -> list[Message]:
     """``{topic: partitions}`` as heartbeat ``topic_partitions`` (topic ids; deleted topics
     left out)."""

@@ -43,6 +43,7 @@ from mockkafka.cluster.groups_common import (
     SessionTimers,
     described_assignment,
     topic_id_partitions,
+    topics_fingerprint,
 )
 from mockkafka.errors import ErrorCode
 
@@ -186,8 +187,7 @@ class ConsumerGroup(SessionTimers, Group):
         names: set[str] = set()
         for m in self.members.values():
             names |= self._member_topics(m)
-        topics = self.state_ref.topics
-        return tuple(sorted((n, str(topics[n].topic_id), len(topics[n].partitions)) for n in names))
+        return topics_fingerprint(self.state_ref, names)
 
     def _bump(self) -> None:
         self.group_epoch += 1

@@ -51,6 +51,7 @@ from mockkafka.cluster.groups_common import (
     SessionTimers,
     described_assignment,
     topic_id_partitions,
+    topics_fingerprint,
 )
 from mockkafka.cluster.groups_consumer import LEAVE_GROUP_MEMBER_EPOCH
 from mockkafka.errors import ErrorCode
@@ -488,15 +489,8 @@ class ShareGroup(SessionTimers, Group):
     # -- membership ----------------------------------------------------------------------------
 
     def _fingerprint(self) -> tuple[tuple[str, str, int], ...]:
-        topics = self.state_ref.topics
         names = {t for m in self.members.values() for t in m.subscribed_topic_names}
-        return tuple(
-            sorted(
-                (n, str(topics[n].topic_id), len(topics[n].partitions))
-                for n in names
-                if n in topics
-            )
-        )
+        return topics_fingerprint(self.state_ref, names)
 
     def _update_target(self, *, bump: bool) -> None:
         fp = self._fingerprint()
