@@ -23,7 +23,7 @@ are generated from :class:`~mockkafka.ClusterConfig`, one flag per field, so a n
 the cluster is a new flag here with nothing else to change. ``--config KEY=VALUE`` sets any
 Kafka broker config by name (checked, with a did-you-mean); ``--first-node-id 0`` numbers the
 brokers from 0 and ``--kafka-version 2.8`` advertises exactly that release's API versions
-(``mockkafka apis --kafka-version 2.8`` lists them).
+(``mockkafka apis --kafka-version 2.8`` lists them) and reports its configs.
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ _FLAG_NOTES = {
     "ssl_client_auth": "ssl.client.auth: none, requested or required",
     "authorizer": "check every request against ACLs (authorizer.class.name)",
     "first_node_id": "node id of the first broker (0 for suites written for broker 0)",
-    "kafka_version": "advertise exactly the API versions of this Kafka release (0.8.0 ... 4.x)",
+    "kafka_version": "advertise the API versions and report the configs of this Kafka release "
+    "(0.8.0 ... 4.x)",
 }
 _UNSET_DEFAULTS = {"kafka_version": "every version mockkafka serves"}
 

@@ -11,9 +11,11 @@ the version of the installed pyspark (and the Scala version its jars were built 
 ``~/.cache/mockkafka/spark/``. :func:`local_spark_session` hands those jars to a ``local[2]``
 SparkSession tuned for tests (two shuffle partitions, no UI, everything on 127.0.0.1).
 
-The connector exists on Maven Central for pyspark 3.2.1 to 3.5.x (Scala 2.12 and 2.13),
-4.0.x, 4.1.x and 4.2.0; pyspark 4.2.1 and 4.3.0 have no published connector yet, so
-:class:`SparkUnavailable` says to install ``pyspark==4.2.0``.
+The connector exists on Maven Central for the 3.2 to 3.5 lines (Scala 2.12 and 2.13), 4.0,
+4.1 and 4.2.0. Where a pyspark patch release has no connector for its Scala version (pyspark
+3.5.8 and 3.5.9 bundle Scala 2.12, whose connector stops at 3.5.7; 4.2.1 has none), the
+newest earlier connector of the same ``major.minor`` line is used. pyspark 4.3.0 has no
+connector of its line yet, so :class:`SparkUnavailable` says to install ``pyspark==4.2.1``.
 
 The pytest plugin builds its ``spark`` and ``spark_kafka`` fixtures on this module; it imports
 it only when a test asks for them.
@@ -49,10 +51,10 @@ __all__ = [
 ]
 
 #: pyspark versions whose Kafka connector was fetched and tested here (others may work too).
-KNOWN_GOOD_VERSIONS = ("4.1.1", "4.2.0")
+KNOWN_GOOD_VERSIONS = ("3.5.9", "4.0.5", "4.1.1", "4.2.0", "4.2.1")
 #: pyspark versions released without a connector on Maven Central.
-NO_CONNECTOR_VERSIONS = ("4.2.1", "4.3.0")
-SUGGESTED_VERSION = "4.2.0"
+NO_CONNECTOR_VERSIONS = ("4.3.0",)
+SUGGESTED_VERSION = "4.2.1"
 
 MVN_TIMEOUT_S = 600.0
 
@@ -93,7 +95,7 @@ def _pyspark() -> tuple[str, Path]:
     except ImportError:
         raise SparkUnavailable(
             "pyspark is not installed: pip install 'mockkafka[spark]' "
-            f"(pyspark {SUGGESTED_VERSION} is the newest with a Kafka connector on Maven Central)"
+            f"(pyspark {SUGGESTED_VERSION} is the newest that has a Kafka connector on Maven Central)"
         ) from None
     jars = Path(pyspark.__file__).parent / "jars"
     return pyspark.__version__, jars
@@ -175,18 +177,22 @@ def connector_jars(*, timeout: float = MVN_TIMEOUT_S) -> list[str]:
             "(apt-get install maven)"
         )
     work.mkdir(parents=True, exist_ok=True)
-    (work / "pom.xml").write_text(_POM.format(group=group, artifact=artifact, version=version))
     out = work / "classpath.txt"
-    problem = _run_mvn(work, out, offline=True, timeout=timeout)
-    if problem and os.environ.get("MOCKKAFKA_BUILD_OFFLINE") != "1":
-        problem = _run_mvn(work, out, offline=False, timeout=timeout)
+    problem = _resolve(work, out, group, artifact, version, timeout=timeout)
+    # PyPI has pyspark patch releases whose connector is missing for their Scala version
+    # (pyspark 3.5.8 and 3.5.9 bundle Scala 2.12, whose connector stops at 3.5.7); an
+    # earlier connector of the same major.minor line works with them: newest first.
+    for earlier in _earlier_patches(version) if problem else ():
+        if not _resolve(work, out, group, artifact, earlier, timeout=timeout):
+            problem = ""
+            break
     if problem:
         hint = ""
         if version in NO_CONNECTOR_VERSIONS or "Missing" in problem or "Could not" in problem:
             hint = (
                 f"; pyspark {version} has no Kafka connector on Maven Central: install "
                 f"pyspark=={SUGGESTED_VERSION} (known to work: {', '.join(KNOWN_GOOD_VERSIONS)};"
-                " the connector exists for 3.2.1 to 3.5.x, 4.0.x, 4.1.x and 4.2.0)"
+                " the connector exists for the 3.2 to 4.2 lines)"
             )
         raise SparkUnavailable(f"cannot resolve {coords} with mvn{hint}:\n{problem}")
     jars = [
@@ -196,6 +202,28 @@ def connector_jars(*, timeout: float = MVN_TIMEOUT_S) -> list[str]:
     ]
     cached.write_text("\n".join(jars) + "\n")
     return jars
+
+
+def _resolve(
+    work: Path, out: Path, group: str, artifact: str, version: str, *, timeout: float
+) -> str:
+    """Resolve ``group:artifact:version`` (a version or a Maven range) into ``out``, from
+    ``~/.m2`` first and then (unless ``MOCKKAFKA_BUILD_OFFLINE=1``) from Maven Central;
+    returns '' or mvn's complaint."""
+    (work / "pom.xml").write_text(_POM.format(group=group, artifact=artifact, version=version))
+    problem = _run_mvn(work, out, offline=True, timeout=timeout)
+    if problem and os.environ.get("MOCKKAFKA_BUILD_OFFLINE") != "1":
+        problem = _run_mvn(work, out, offline=False, timeout=timeout)
+    return problem
+
+
+def _earlier_patches(version: str) -> list[str]:
+    """``3.5.2`` -> ``["3.5.1", "3.5.0"]``: the same line's earlier patch releases."""
+    m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", version)
+    if m is None:
+        return []
+    major, minor, patch = m.groups()
+    return [f"{major}.{minor}.{p}" for p in range(int(patch) - 1, -1, -1)]
 
 
 def _artifact_name(jar_name: str) -> str:

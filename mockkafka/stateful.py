@@ -160,7 +160,7 @@ class ClusterWatch:
                 snap["generation"][gid] = view.generation_id
                 for tp, off in view.committed_offsets().items():
                     snap["committed"][(gid, *tp)] = off
-                if view.state == "Stable":
+                if view.state == "Stable" and view.type != "share":  # share groups share
                     check_no_shared_partitions(gid, view.assignments)
             return snap
 

@@ -9,6 +9,8 @@ the log *now* (a query, not part of the snapshot).
 * :class:`TopicView` -- name, topic id, configs set on the topic, partitions;
 * :class:`PartitionView` -- leader, leader epoch, replicas, ISR, offsets;
 * :class:`GroupView` / :class:`MemberView` -- a consumer group and its members;
+* :class:`ShareGroupView` / :class:`SharePartitionView` -- a KIP-932 share group, its
+  members and the delivery state of each topic-partition it consumes;
 * :class:`TransactionView` -- a transactional id as the coordinator holds it.
 
 The builders (``topic_view``, ``transaction_view``) are sans-IO: they read state objects
@@ -41,6 +43,8 @@ __all__ = [
     "MemberView",
     "PartitionView",
     "RecordReader",
+    "ShareGroupView",
+    "SharePartitionView",
     "TopicView",
     "TransactionView",
     "topic_view",
@@ -187,6 +191,16 @@ class MemberView:
     member_epoch: int = -1
 
 
+def _member(what: str, members: tuple[MemberView, ...], member_id: str) -> MemberView:
+    for m in members:
+        if m.member_id == member_id:
+            return m
+    raise KafkaApiError(
+        "UNKNOWN_MEMBER_ID",
+        f"{what} has no member {member_id!r}; members are {[m.member_id for m in members]}",
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class GroupView:
     """A group as a test sees it (a snapshot taken on the cluster loop).
@@ -216,14 +230,7 @@ class GroupView:
 
     def member(self, member_id: str) -> MemberView:
         """The member ``member_id`` (KafkaApiError UNKNOWN_MEMBER_ID if absent)."""
-        for m in self.members:
-            if m.member_id == member_id:
-                return m
-        raise KafkaApiError(
-            "UNKNOWN_MEMBER_ID",
-            f"group {self.group_id!r} has no member {member_id!r}; members are "
-            f"{[m.member_id for m in self.members]}",
-        )
+        return _member(f"group {self.group_id!r}", self.members, member_id)
 
     @property
     def assignments(self) -> dict[str, dict[str, list[int]] | None]:
@@ -241,6 +248,88 @@ class GroupView:
     def __repr__(self) -> str:
         committed = self.committed_offsets()
         return f"<GroupView {self.summary()}" + (f" committed={committed}>" if committed else ">")
+
+
+# -- share groups ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SharePartitionView:
+    """The delivery state of one topic-partition for one share group (a snapshot).
+
+    ``start_offset`` is the share-partition start offset (SPSO: every record below it is done),
+    ``end_offset`` the next offset never acquired (-1 for both before the first fetch);
+    ``records`` maps each in-flight offset to ``(state, delivery_count, member_id)`` with
+    Kafka's state names ``Available``, ``Acquired``, ``Acknowledged``, ``Archived``.
+    """
+
+    topic: str
+    partition: int
+    start_offset: int
+    end_offset: int
+    records: dict[int, tuple[str, int, str | None]]
+
+    def offsets(self, state: str) -> list[int]:
+        """The in-flight offsets in ``state`` (e.g. ``"Acquired"``)."""
+        return [off for off, (st, _, _) in self.records.items() if st == state]
+
+    def delivery_count(self, offset: int) -> int:
+        """How often ``offset`` was delivered (0 when it is not in flight)."""
+        r = self.records.get(offset)
+        return r[1] if r is not None else 0
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupView:
+    """A KIP-932 share group as a test sees it (a snapshot).
+
+    ``state`` is ``Empty``, ``Stable`` or ``Dead``; ``group_epoch`` moves with membership and
+    subscriptions, ``assignment_epoch`` is the epoch of the current assignment; each member's
+    ``assignment`` may share partitions with other members. ``partitions`` maps
+    ``(topic, partition)`` to its :class:`SharePartitionView` (created on the first fetch).
+    """
+
+    group_id: str
+    state: str
+    group_epoch: int
+    assignment_epoch: int
+    members: tuple[MemberView, ...]
+    partitions: dict[tuple[str, int], SharePartitionView]
+
+    def member(self, member_id: str) -> MemberView:
+        """The member ``member_id`` (KafkaApiError UNKNOWN_MEMBER_ID if absent)."""
+        return _member(f"share group {self.group_id!r}", self.members, member_id)
+
+    def partition(self, topic: str, partition: int) -> SharePartitionView:
+        """The share partition ``topic``/``partition`` (KafkaApiError if never fetched)."""
+        sp = self.partitions.get((topic, partition))
+        if sp is None:
+            raise KafkaApiError(
+                "UNKNOWN_TOPIC_OR_PARTITION",
+                f"share group {self.group_id!r} has not fetched {topic}-{partition}; it has "
+                f"{sorted(self.partitions)}",
+            )
+        return sp
+
+    @property
+    def assignments(self) -> dict[str, dict[str, list[int]] | None]:
+        """{member_id: {topic: [partitions]}}."""
+        return {m.member_id: m.assignment for m in self.members}
+
+    def summary(self) -> str:
+        """One line: state, epoch, members and their assignments, share partitions."""
+        members = ", ".join(f"{m.member_id}: {m.assignment}" for m in self.members)
+        parts = ", ".join(
+            f"{t}-{p} [{v.start_offset}, {v.end_offset})"
+            for (t, p), v in sorted(self.partitions.items())
+        )
+        return (
+            f"share group {self.group_id!r} {self.state}, epoch {self.group_epoch}, "
+            f"{len(self.members)} members [{members}], partitions [{parts}]"
+        )
+
+    def __repr__(self) -> str:
+        return f"<ShareGroupView {self.summary()}>"
 
 
 # -- transactions ---------------------------------------------------------------------------

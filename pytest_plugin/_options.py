@@ -160,6 +160,7 @@ def merge(layers: Iterable[tuple[str, Mapping[str, Any]]]) -> ClusterOptions:
     """Merge ``(source, options)`` layers, later ones winning; validates every key."""
     fields = config_fields()
     out = ClusterOptions()
+    configs: list[tuple[str, Mapping[str, Any]]] = []
     for source, options in layers:
         if not isinstance(options, Mapping):
             raise OptionsError(f"{source}: expected a dict of options, got {options!r}")
@@ -179,19 +180,30 @@ def merge(layers: Iterable[tuple[str, Mapping[str, Any]]]) -> ClusterOptions:
             elif key == "config":
                 if not isinstance(value, Mapping):
                     raise OptionsError(f"{source}: config must be a dict, got {value!r}")
-                # Imported on first use: the plugin stays cheap to load.
-                from mockkafka.cluster.configs import check_broker_configs
-                from mockkafka.errors import ConfigError
-
-                try:
-                    out.broker_config.update(check_broker_configs(value, where=source))
-                except ConfigError as exc:
-                    raise OptionsError(str(exc)) from None
+                configs.append((source, value))
             elif key in fields:
                 out.config[key] = _check_type(key, value, source)
             else:
                 raise _unknown_key(str(key), source)
             out.sources[str(key)] = source
+    if configs:
+        # Checked once every layer is in: the names depend on the kafka_version preset.
+        # Imported on first use: the plugin stays cheap to load.
+        from mockkafka.cluster.configs import check_broker_configs
+        from mockkafka.errors import ConfigError
+
+        release = out.config.get("kafka_version")
+        for source, value in configs:
+            try:
+                out.broker_config.update(
+                    check_broker_configs(
+                        value,
+                        where=source,
+                        kafka_version=release if isinstance(release, str) else None,
+                    )
+                )
+            except ConfigError as exc:
+                raise OptionsError(str(exc)) from None
     return out
 
 

@@ -31,7 +31,7 @@ from mockkafka.server.runner import ThreadedRunner, call_on_loop
 from mockkafka.server.runtime import ClusterServer
 from mockkafka.server.traffic import TrafficLog
 from mockkafka.server.waits import Waits
-from mockkafka.views import BrokerView, GroupView, TransactionView, broker_view
+from mockkafka.views import BrokerView, GroupView, ShareGroupView, TransactionView, broker_view
 
 T = TypeVar("T")
 
@@ -99,8 +99,9 @@ class _ClusterBase(ClusterVerbs):
 
         ``client`` is ``"confluent"`` (``Producer(cluster.client_config())``),
         ``"kafka-python"`` / ``"aiokafka"`` (keyword arguments:
-        ``KafkaProducer(**cluster.client_config("kafka-python"))``) or ``"java"`` (the Java
-        client's property names, for ``mockkafka serve`` users).
+        ``KafkaProducer(**cluster.client_config("kafka-python"))``), ``"java"`` (the Java
+        client's property names) or ``"kafkajs"`` (``new Kafka({...})`` options as
+        JSON-ready data with the PEM text inline: ``json.dumps`` it for a Node.js test).
         """
         from mockkafka.cluster.security import SASL_MECHANISMS, SASL_PROTOCOLS, choice
         from mockkafka.server.tls import client_settings
@@ -343,6 +344,36 @@ class Cluster(_ClusterBase):
         probe, what = self._group_probe(group, state, members, where)
         return await self._waits.wait_async(probe, timeout=timeout, what=what)
 
+    def wait_for_share_group(
+        self,
+        group: str,
+        *,
+        state: str | None = "Stable",
+        members: int | None = None,
+        where: Callable[[ShareGroupView], bool] | None = None,
+        timeout: float = 10.0,
+    ) -> ShareGroupView:
+        """Block until share group ``group`` exists in ``state`` (None: any) with ``members``
+        members and ``where(view)`` holds; returns the view. WaitTimeout shows the last state
+        seen."""
+        probe, what = self._share_group_probe(group, state, members, where)
+        return self._waits.wait(
+            probe, timeout=timeout, what=what, async_name="cluster.wait_for_share_group_async(...)"
+        )
+
+    async def wait_for_share_group_async(
+        self,
+        group: str,
+        *,
+        state: str | None = "Stable",
+        members: int | None = None,
+        where: Callable[[ShareGroupView], bool] | None = None,
+        timeout: float = 10.0,
+    ) -> ShareGroupView:
+        """The awaitable form of :meth:`wait_for_share_group` (trio or asyncio)."""
+        probe, what = self._share_group_probe(group, state, members, where)
+        return await self._waits.wait_async(probe, timeout=timeout, what=what)
+
     def wait_for_transaction(
         self,
         transactional_id: str,
@@ -478,6 +509,21 @@ class AsyncCluster(_ClusterBase):
         """Wait until ``group`` exists in ``state`` (None: any) with ``members`` members and
         ``where(view)`` holds; returns the view. WaitTimeout shows the last state seen."""
         probe, what = self._group_probe(group, state, members, where)
+        return await self._waits.wait_async(probe, timeout=timeout, what=what)
+
+    async def wait_for_share_group(
+        self,
+        group: str,
+        *,
+        state: str | None = "Stable",
+        members: int | None = None,
+        where: Callable[[ShareGroupView], bool] | None = None,
+        timeout: float = 10.0,
+    ) -> ShareGroupView:
+        """Wait until share group ``group`` exists in ``state`` (None: any) with ``members``
+        members and ``where(view)`` holds; returns the view. WaitTimeout shows the last state
+        seen."""
+        probe, what = self._share_group_probe(group, state, members, where)
         return await self._waits.wait_async(probe, timeout=timeout, what=what)
 
     async def wait_for_transaction(

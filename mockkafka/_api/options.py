@@ -33,7 +33,8 @@ def make_config(brokers: Any, options: dict[str, Any]) -> ClusterConfig:
     if config is not None:
         if not isinstance(config, Mapping):
             raise ConfigError(f"config must be a dict of broker configs, got {config!r}")
-        named, rest = split_config_options(config)
+        release = options.get("kafka_version")
+        named, rest = split_config_options(config, release if isinstance(release, str) else None)
         twice = sorted(set(named) & set(options))
         if twice:
             raise ConfigError(

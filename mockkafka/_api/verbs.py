@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mockkafka.cluster.configs import check_broker_configs, config_text
+from mockkafka.cluster.configs import check_broker_configs, config_text, set_group_configs
 from mockkafka.cluster.coordinators import GROUP, TRANSACTION
 from mockkafka.cluster.produce import append_records
 from mockkafka.cluster.quotas import client_quotas, make_entity
@@ -24,6 +24,7 @@ from mockkafka.protocol.apis import api as lookup_api
 from mockkafka.server.waits import Seen
 from mockkafka.views import (
     GroupView,
+    ShareGroupView,
     TopicView,
     TransactionView,
     describe,
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+SHARE_GROUP_STATES = frozenset({"Empty", "Stable", "Dead"})
+
 GROUP_STATES = frozenset(
     {
         "Empty",
@@ -47,6 +50,32 @@ GROUP_STATES = frozenset(
         "Reconciling",
     }
 )
+
+
+V = TypeVar("V", GroupView, ShareGroupView)
+
+
+def _members_probe(
+    view: Callable[[], V | None],
+    missing: str,
+    state: str | None,
+    members: int | None,
+    where: Callable[[V], bool] | None,
+) -> Callable[[], Seen[V]]:
+    """A wait's probe on a group view: its state, member count and ``where``."""
+
+    def probe() -> Seen[V]:
+        v = view()
+        if v is None:
+            return Seen(False, None, missing)  # type: ignore[arg-type]
+        ok = (
+            (state is None or v.state == state)
+            and (members is None or len(v.members) == members)
+            and (where is None or where(v))
+        )
+        return Seen(ok, v, v.summary())
+
+    return probe
 
 
 def _bytes(x: bytes | str | None, arg: str) -> bytes | None:
@@ -263,6 +292,31 @@ class ClusterVerbs:
         """Remove ``member_id`` as if its session timed out (the group rebalances)."""
         self._call(lambda: self._state.groups.expire_member(group, member_id))
 
+    # -- share groups (KIP-932) -----------------------------------------------------------------
+
+    def share_group(self, group: str) -> ShareGroupView:
+        """A snapshot of the share group ``group``: members, assignments, and per partition
+        the start offset and every in-flight record's state and delivery count
+        (KafkaApiError GROUP_ID_NOT_FOUND if there is no such share group)."""
+        return self._read(lambda: self._state.groups.share_view(group))
+
+    def share_groups(self) -> list[str]:
+        """Ids of every share group (they are also among :meth:`groups`)."""
+        return self._read(self._state.groups.share_group_ids)
+
+    def expire_acquisition_locks(
+        self, group: str, *, topic: str | None = None, partition: int | None = None
+    ) -> int:
+        """Release the records members of share group ``group`` hold (in ``topic`` /
+        ``partition`` if given) as if their acquisition locks timed out: they become
+        Available for the next ShareFetch (Archived once they reach
+        ``group.share.delivery.count.limit``). Returns how many were released."""
+        if partition is not None and topic is None:
+            raise ConfigError("expire_acquisition_locks: partition= needs topic=")
+        return self._call(
+            lambda: self._state.groups.expire_acquisition_locks(group, topic, partition)
+        )
+
     # -- transactions --------------------------------------------------------------------------
 
     def transaction(self, transactional_id: str) -> TransactionView:
@@ -355,6 +409,17 @@ class ClusterVerbs:
         cfg = {k: (None if v is None else str(v)) for k, v in configs.items()}
         self._call(lambda: self._state.set_topic_config(topic, cfg))
 
+    def set_group_config(self, group: str, configs: Mapping[str, Any]) -> None:
+        """Set configs of consumer or share group ``group`` (the GROUP resource of
+        IncrementalAlterConfigs: ``share.auto.offset.reset``, ``share.record.lock.duration.ms``,
+        ``consumer.session.timeout.ms``, ...); a value of None resets the key to its default.
+        The group need not exist yet. ConfigError names an unknown key or a bad value."""
+        where = "set_group_config"
+        if not isinstance(configs, Mapping):
+            raise ConfigError(f"{where}: configs must be a dict {{config: value}}")
+        items = dict(configs)
+        self._call(lambda: set_group_configs(self._state, group, items, where=where))
+
     def set_broker_config(self, configs: Mapping[str, Any], *, broker: int | None = None) -> None:
         """Change broker configs at run time, as an operator's IncrementalAlterConfigs would.
 
@@ -366,7 +431,9 @@ class ClusterVerbs:
         cluster is built, ``Cluster(config={...})``.
         """
         check_broker_configs(
-            {k: v for k, v in configs.items() if v is not None}, where="set_broker_config"
+            {k: v for k, v in configs.items() if v is not None},
+            where="set_broker_config",
+            kafka_version=self._state.config.kafka_version,
         )
         cfg = {k: (None if v is None else config_text(v)) for k, v in configs.items()}
         self._call(lambda: self._state.set_broker_config(cfg, broker))
@@ -402,21 +469,31 @@ class ClusterVerbs:
         where: Callable[[GroupView], bool] | None,
     ) -> tuple[Callable[[], Seen[GroupView]], str]:
         _check_choice(state, GROUP_STATES, "state", "group state")
-        what = f"wait_for_group({group!r}, state={state!r}, members={members!r})"
         groups = self._state.groups
+        return _members_probe(
+            lambda: groups.view(group) if group in groups.groups else None,
+            "the group does not exist",
+            state,
+            members,
+            where,
+        ), f"wait_for_group({group!r}, state={state!r}, members={members!r})"
 
-        def probe() -> Seen[GroupView]:
-            if group not in groups.groups:
-                return Seen(False, None, "the group does not exist")  # type: ignore[arg-type]
-            v = groups.view(group)
-            ok = (
-                (state is None or v.state == state)
-                and (members is None or len(v.members) == members)
-                and (where is None or where(v))
-            )
-            return Seen(ok, v, v.summary())
-
-        return probe, what
+    def _share_group_probe(
+        self,
+        group: str,
+        state: str | None,
+        members: int | None,
+        where: Callable[[ShareGroupView], bool] | None,
+    ) -> tuple[Callable[[], Seen[ShareGroupView]], str]:
+        _check_choice(state, SHARE_GROUP_STATES, "state", "share group state")
+        groups = self._state.groups
+        return _members_probe(
+            lambda: groups.share_view(group) if group in groups.share_group_ids() else None,
+            "the share group does not exist",
+            state,
+            members,
+            where,
+        ), f"wait_for_share_group({group!r}, state={state!r}, members={members!r})"
 
     def _transaction_probe(
         self,

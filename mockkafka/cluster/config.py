@@ -62,6 +62,11 @@ class ClusterConfig:
     every request is checked against the ACLs (CreateAcls / DescribeAcls / DeleteAcls);
     ``super_users`` (Kafka's ``super.users``, e.g. ``["User:admin"]``) may do anything and
     ``allow_everyone_if_no_acl_found`` is Kafka's ``allow.everyone.if.no.acl.found``.
+
+    ``kafka_version`` (``"3.9"``, ``"2.8"``, ... ``"0.8.0"``) makes the cluster that release:
+    it advertises that release's API versions and features, and from 0.11 reports that
+    release's broker and topic configs (names, defaults, update modes); ``broker_configs``
+    are checked against that release's names. None (the default): the newest.
     """
 
     brokers: int = 1
@@ -134,7 +139,9 @@ class ClusterConfig:
                 object.__setattr__(self, "kafka_version", normalize_release(self.kafka_version))
             except ValueError as exc:
                 raise ConfigError(f"kafka_version: {exc}") from None
-        check_broker_configs(dict(self.broker_configs), where="broker_configs")
+        check_broker_configs(
+            dict(self.broker_configs), where="broker_configs", kafka_version=self.kafka_version
+        )
         if self.first_node_id < 0:
             raise ConfigError(f"first_node_id must be >= 0, got {self.first_node_id}")
         if self.brokers < 1:

@@ -21,19 +21,26 @@ dynamic defaults), so other subsystems read one dict. The dynamic-default layer 
 static values it shadows live in ``ClusterState.dynamic_configs`` (a :class:`DynamicConfigs`),
 as do broker logger levels and group / client-metrics configs.
 
+Definitions are per release: every lookup goes through
+:func:`~mockkafka.cluster.release_configs.config_set` of the cluster's ``kafka_version``
+(Kafka 4's tables below without a preset; a 0.11-3.9 release's own table with one).
+
 Everything here is sans-IO; alterations raise :class:`~mockkafka.errors.KafkaApiError` with
 the code and message a broker would answer, and handlers turn that into the response.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import functools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
-from mockkafka.cluster.config import TEST_GROUP_MIN_SESSION_TIMEOUT_MS
+from mockkafka.cluster.config import TEST_GROUP_MIN_SESSION_TIMEOUT_MS, ClusterConfig
+from mockkafka.cluster.release_configs import ConfigSet, config_set
 from mockkafka.errors import ErrorCode, KafkaApiError
+from mockkafka.protocol.releases import release_tuple
 
 if TYPE_CHECKING:
     from mockkafka.cluster.state import ClusterState, Topic
@@ -213,7 +220,13 @@ BROKER_CONFIG_DEFS: dict[str, ConfigDef] = {
         _d("group.consumer.session.timeout.ms", INT, "45000", min=1, dynamic=False),
         _d("group.max.session.timeout.ms", INT, "1800000", dynamic=False),
         _d("group.min.session.timeout.ms", INT, "6000", dynamic=False),
+        _d("group.share.delivery.count.limit", INT, "5", min=2, max=10, dynamic=False),
         _d("group.share.enable", B, "false", dynamic=False),
+        _d("group.share.heartbeat.interval.ms", INT, "5000", min=1, dynamic=False),
+        _d("group.share.max.size", SH, "200", min=10, max=1000, dynamic=False),
+        _d("group.share.partition.max.record.locks", INT, "200", min=100, dynamic=False),
+        _d("group.share.record.lock.duration.ms", INT, "30000", min=1000, dynamic=False),
+        _d("group.share.session.timeout.ms", INT, "45000", min=1, dynamic=False),
         _d("listeners", S, "PLAINTEXT://:9092", dynamic=False),
         _d("log.cleanup.policy", LI, "delete", valid=("delete", "compact")),
         _d("log.dirs", S, None, dynamic=False),
@@ -319,6 +332,9 @@ BROKER_DEFAULTS: dict[str, str] = {
     "group.initial.rebalance.delay.ms": "0",
     "group.max.session.timeout.ms": "1800000",
     "group.min.session.timeout.ms": str(TEST_GROUP_MIN_SESSION_TIMEOUT_MS),
+    # Share groups (KIP-932) are on, with a test-friendly heartbeat (Kafka 4.0: off, 5000).
+    "group.share.enable": "true",
+    "group.share.heartbeat.interval.ms": "500",
     "log.cleanup.policy": "delete",
     "log.message.timestamp.type": "CreateTime",
     "log.retention.bytes": "-1",
@@ -365,6 +381,24 @@ def split_list(value: str | None) -> list[str]:
     if not value:
         return []
     return [p.strip() for p in value.split(",") if p.strip()]
+
+
+def unknown_config_message(kind: str, key: str, sets: ConfigSet) -> str:
+    """Kafka's ``Unknown topic config name: KEY``; under a release preset it names the
+    release and the closest names it has."""
+    message = f"Unknown {kind} config name: {key}"
+    if sets.release is None:
+        return message
+    names = sets.topic if kind == "topic" else sets.broker_names
+    return f"{message} ({sets.label} has no such {kind} config{did_you_mean(key, names)})"
+
+
+def did_you_mean(key: str, names: Iterable[str]) -> str:
+    """``"; did you mean a, b?"`` for the names closest to ``key`` (empty when none is)."""
+    import difflib
+
+    close = difflib.get_close_matches(key, sorted(names), n=3)
+    return f"; did you mean {', '.join(close)}?" if close else ""
 
 
 def validate_value(d: ConfigDef, value: str) -> ConfigProblem | None:
@@ -417,11 +451,15 @@ def _num(x: float) -> str:
     return str(int(x)) if x == int(x) else str(x)
 
 
-def validate_topic_config(key: str, value: str | None) -> ConfigProblem | None:
-    """None when ``key=value`` is a valid topic config; a problem otherwise."""
-    d = TOPIC_CONFIG_DEFS.get(key)
+def validate_topic_config(
+    key: str, value: str | None, kafka_version: str | None = None
+) -> ConfigProblem | None:
+    """None when ``key=value`` is a valid topic config (of release ``kafka_version``, None:
+    Kafka 4.x); a problem otherwise."""
+    sets = config_set(kafka_version)
+    d = sets.topic.get(key)
     if d is None:
-        return ConfigProblem(key, f"Unknown topic config name: {key}")
+        return ConfigProblem(key, unknown_config_message("topic", key, sets))
     if value is None:
         return None
     return validate_value(d, value)
@@ -482,7 +520,7 @@ def _per_broker_static(state: ClusterState, broker_id: int) -> dict[str, str | N
     if b is None:
         return {}
     listener = f"{state.config.security_protocol}://{b.host}:{b.port}"
-    return {
+    out: dict[str, str | None] = {
         "advertised.listeners": listener,
         "broker.id": str(broker_id),
         "broker.rack": b.rack,
@@ -491,12 +529,19 @@ def _per_broker_static(state: ClusterState, broker_id: int) -> dict[str, str | N
         "node.id": str(broker_id),
         "process.roles": "broker,controller" if broker_id == state.controller_id else "broker",
     }
+    release = state.config.kafka_version
+    if release is not None and release_tuple(release) < (3, 3):
+        del out["process.roles"]  # a ZooKeeper-era preset (KRaft is reported from 3.3)
+    return out
 
 
 def _cluster_static(state: ClusterState) -> dict[str, str]:
-    """Static broker values that come from ClusterConfig options rather than a dict."""
+    """Static broker values that come from ClusterConfig options rather than a dict.
+
+    Under a release preset an option left at its default stands for nothing: the release's
+    default (in ``state.broker_configs``) shows instead."""
     c = state.config
-    return {
+    out = {
         "default.replication.factor": str(c.default_replication_factor),
         "group.max.session.timeout.ms": str(c.group_max_session_timeout_ms),
         "group.min.session.timeout.ms": str(c.group_min_session_timeout_ms),
@@ -505,6 +550,19 @@ def _cluster_static(state: ClusterState) -> dict[str, str]:
         "socket.request.max.bytes": str(c.max_request_size),
         "transaction.max.timeout.ms": str(c.transaction_max_timeout_ms),
     }
+    if c.kafka_version is not None:
+        for key in options_at_default(c):
+            out.pop(key, None)
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def options_at_default(config: ClusterConfig) -> frozenset[str]:
+    """Broker configs whose ClusterConfig option (:data:`CONFIG_OPTIONS`) was not changed."""
+    defaults = {f.name: f.default for f in fields(ClusterConfig)}
+    return frozenset(
+        key for key, option in CONFIG_OPTIONS.items() if getattr(config, option) == defaults[option]
+    )
 
 
 def _static_value(state: ClusterState, key: str) -> str | None:
@@ -532,7 +590,7 @@ def broker_layers(
     dyn = dynamic_default_broker_configs(state)
     if key in dyn:
         out.append((dyn[key], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
-    d = BROKER_CONFIG_DEFS.get(key)
+    d = config_set(state.config.kafka_version).broker.get(key)
     per_broker = _per_broker_static(state, broker_id) if broker_id is not None else {}
     if key in per_broker:
         out.append((per_broker[key], ConfigSource.STATIC_BROKER_CONFIG))
@@ -550,13 +608,19 @@ def describe_broker(
     state: ClusterState, broker_id: int | None, keys: list[str] | None = None
 ) -> list[ConfigEntry]:
     """Broker configs: every config of ``broker_id``, or (None) the dynamic defaults only."""
+    sets = config_set(state.config.kafka_version)
     if broker_id is None:
         names = sorted(dynamic_default_broker_configs(state))
     else:
         b = state.brokers.get(broker_id)
+        # A preset reports its release's configs and what was set, not mockkafka's own
+        # starting values for configs that release did not have.
+        started = (
+            state.broker_configs if sets.release is None else dict(state.config.broker_configs)
+        )
         names = sorted(
-            set(BROKER_CONFIG_DEFS)
-            | set(state.broker_configs)
+            set(sets.broker)
+            | set(started)
             | set(dynamic_default_broker_configs(state))
             | set(b.configs if b else ())
         )
@@ -564,7 +628,7 @@ def describe_broker(
     for name in names:
         if keys is not None and name not in keys:
             continue
-        d = BROKER_CONFIG_DEFS.get(name)
+        d = sets.broker.get(name)
         layers = broker_layers(state, name, broker_id)
         if broker_id is None:
             layers = [x for x in layers if x[1] == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
@@ -597,13 +661,19 @@ def topic_config_layers(
     out: list[tuple[str, str | None, ConfigSource]] = []
     if key in topic.configs:
         out.append((key, topic.configs[key], ConfigSource.DYNAMIC_TOPIC_CONFIG))
-    broker_key = TOPIC_TO_BROKER.get(key)
+    sets = config_set(state.config.kafka_version)
+    broker_key = sets.topic_to_broker.get(key)
     if broker_key is not None:
-        out.extend((broker_key, v, s) for v, s in broker_layers(state, broker_key, broker_id))
-    else:
-        d = TOPIC_CONFIG_DEFS.get(key)
-        if d is not None:
-            out.append((key, d.default, ConfigSource.DEFAULT_CONFIG))
+        layers = broker_layers(state, broker_key, broker_id)
+        if layers and layers[-1][1] == ConfigSource.DEFAULT_CONFIG:
+            if layers[-1][0] is not None:
+                out.extend((broker_key, v, s) for v, s in layers)
+                return out  # the broker default is the topic default
+            layers.pop()  # no broker default (log.retention.ms): the topic's own one
+        out.extend((broker_key, v, s) for v, s in layers)
+    d = sets.topic.get(key)
+    if d is not None:
+        out.append((key, d.default, ConfigSource.DEFAULT_CONFIG))
     return out
 
 
@@ -612,13 +682,14 @@ def describe_topic(
 ) -> list[ConfigEntry]:
     """Every config of ``topic`` (or only ``keys``) with its effective value and source."""
     out = []
-    for name in sorted(set(TOPIC_CONFIG_DEFS) | set(topic.configs)):
+    defs = config_set(state.config.kafka_version).topic
+    for name in sorted(set(defs) | set(topic.configs)):
         if keys is not None and name not in keys:
             continue
         layers = topic_config_layers(state, topic, name, broker_id)
         if not layers:
             continue
-        d = TOPIC_CONFIG_DEFS.get(name)
+        d = defs.get(name)
         _n, value, source = layers[0]
         out.append(
             ConfigEntry(
@@ -752,11 +823,13 @@ def current_dynamic(state: ClusterState, rtype: ResourceType, name: str) -> dict
     )
 
 
-def config_def(rtype: ResourceType, key: str) -> ConfigDef | None:
+def config_def(rtype: ResourceType, key: str, kafka_version: str | None = None) -> ConfigDef | None:
+    """The definition of config ``key`` of a resource type, in release ``kafka_version``
+    (None: Kafka 4.x); None when that release has no such (modelled) config."""
     if rtype == ResourceType.TOPIC:
-        return TOPIC_CONFIG_DEFS.get(key)
+        return config_set(kafka_version).topic.get(key)
     if rtype == ResourceType.BROKER:
-        return BROKER_CONFIG_DEFS.get(key)
+        return config_set(kafka_version).broker.get(key)
     if rtype == ResourceType.GROUP:
         return GROUP_CONFIG_DEFS.get(key)
     if rtype == ResourceType.CLIENT_METRICS:
@@ -766,10 +839,13 @@ def config_def(rtype: ResourceType, key: str) -> ConfigDef | None:
 
 def default_value(state: ClusterState, rtype: ResourceType, key: str) -> str | None:
     """The value a config has when not set on the resource (APPEND/SUBTRACT start from it)."""
-    if rtype == ResourceType.TOPIC and key in TOPIC_TO_BROKER:
-        layers = broker_layers(state, TOPIC_TO_BROKER[key], None)
-        return layers[0][0] if layers else None
-    d = config_def(rtype, key)
+    release = state.config.kafka_version
+    broker_key = config_set(release).topic_to_broker.get(key)
+    if rtype == ResourceType.TOPIC and broker_key is not None:
+        layers = broker_layers(state, broker_key, None)
+        if layers and layers[0][0] is not None:
+            return layers[0][0]
+    d = config_def(rtype, key, release)
     return d.default if d else None
 
 
@@ -794,7 +870,7 @@ def validate_configs(
                     f"log level. Valid log levels are {', '.join(sorted(LOGGER_LEVELS))}",
                 )
             continue
-        d = config_def(rtype, key)
+        d = config_def(rtype, key, state.config.kafka_version)
         if d is None:
             if rtype == ResourceType.BROKER:
                 continue  # Kafka keeps unknown broker configs (plugins may read them)
@@ -803,7 +879,8 @@ def validate_configs(
                 ResourceType.GROUP: "group",
                 ResourceType.CLIENT_METRICS: "client metrics",
             }.get(rtype, "")
-            raise KafkaApiError(ErrorCode.INVALID_CONFIG, f"Unknown {kind} config name: {key}")
+            sets = config_set(state.config.kafka_version)
+            raise KafkaApiError(ErrorCode.INVALID_CONFIG, unknown_config_message(kind, key, sets))
         if rtype == ResourceType.BROKER and not d.dynamic:
             raise KafkaApiError(
                 ErrorCode.INVALID_REQUEST,
@@ -886,24 +963,65 @@ def config_text(value: object) -> str:
     return str(value)
 
 
-def check_broker_configs(config: Mapping[str, object], *, where: str = "config") -> dict[str, str]:
-    """``config`` as broker config strings, checked against the names Kafka 4.x knows.
-
-    Raises :class:`~mockkafka.errors.ConfigError` naming the key, with a did-you-mean, for a
-    name Kafka does not know, and with Kafka's message for a value it would refuse. A topic
-    config given here is refused with the broker config that sets its default.
-    """
+def set_group_configs(
+    state: ClusterState, group: str, configs: Mapping[str, object], *, where: str
+) -> None:
+    """Set (None: reset) GROUP resource configs of ``group``, as IncrementalAlterConfigs on
+    the GROUP resource does. ConfigError names an unknown key (did-you-mean) or bad value."""
     import difflib
 
-    from mockkafka.cluster.config_names import (
-        KAFKA_BROKER_CONFIG_NAMES,
-        KAFKA_BROKER_CONFIG_PREFIXES,
-    )
-    from mockkafka.cluster.limits import LIMIT_DEFAULTS
     from mockkafka.errors import ConfigError
 
+    if not isinstance(group, str) or not group:
+        raise ConfigError(f"{where}: group must be a non-empty string, got {group!r}")
+    changes: dict[str, str | None] = {}
+    for key, raw in configs.items():
+        d = GROUP_CONFIG_DEFS.get(key) if isinstance(key, str) else None
+        if d is None:
+            close = difflib.get_close_matches(str(key), sorted(GROUP_CONFIG_DEFS), n=3)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise ConfigError(
+                f"{where}: {key!r} is not a Kafka group config{hint}; group configs are "
+                f"{sorted(GROUP_CONFIG_DEFS)}"
+            )
+        value = None if raw is None else config_text(raw)
+        if value is not None:
+            problem = validate_value(d, value)
+            if problem is not None:
+                raise ConfigError(f"{where}[{key!r}]: {problem.message}")
+        changes[key] = value
+    stored = resource_configs(state, ResourceType.GROUP, group)
+    for key, value in changes.items():
+        if value is None:
+            stored.pop(key, None)
+        else:
+            stored[key] = value
+    state.notify(("configs", "group", group))
+
+
+def check_broker_configs(
+    config: Mapping[str, object], *, where: str = "config", kafka_version: str | None = None
+) -> dict[str, str]:
+    """``config`` as broker config strings, checked against the names Kafka 4.x knows (with
+    ``kafka_version``, a release preset: the names that release had).
+
+    Raises :class:`~mockkafka.errors.ConfigError` naming the key, with a did-you-mean, for a
+    name Kafka (that release) does not know, and with Kafka's message for a value it would
+    refuse. A topic config given here is refused with the broker config that sets its default.
+    """
+    from mockkafka.cluster.config_names import KAFKA_BROKER_CONFIG_PREFIXES
+    from mockkafka.cluster.limits import LIMIT_DEFAULTS
+    from mockkafka.errors import ConfigError
+    from mockkafka.protocol.releases import normalize_release
+
+    try:
+        release = None if kafka_version is None else normalize_release(kafka_version)
+    except ValueError:
+        release = None  # ClusterConfig reports the unknown release
+    sets = config_set(release)
     # mockkafka's own limits (``mockkafka.max.*``) are broker configs here too.
-    known = KAFKA_BROKER_CONFIG_NAMES | set(BROKER_CONFIG_DEFS) | set(LIMIT_DEFAULTS)
+    known = sets.broker_names | set(LIMIT_DEFAULTS)
+    what = "a Kafka broker config" if sets.release is None else f"a {sets.label} broker config"
     out: dict[str, str] = {}
     for key, raw in config.items():
         if not isinstance(key, str):
@@ -911,14 +1029,15 @@ def check_broker_configs(config: Mapping[str, object], *, where: str = "config")
         if raw is None:
             raise ConfigError(f"{where}[{key!r}]: a value is required (got None)")
         if key not in known and not key.startswith(KAFKA_BROKER_CONFIG_PREFIXES):
-            if key in TOPIC_TO_BROKER:
-                hint = f"; {key} is a topic config: its broker default is {TOPIC_TO_BROKER[key]}"
+            if key in sets.topic_to_broker:
+                broker_key = sets.topic_to_broker[key]
+                hint = f"; {key} is a topic config: its broker default is {broker_key}"
             else:
-                close = difflib.get_close_matches(key, sorted(known), n=3)
-                hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise ConfigError(f"{where}: {key!r} is not a Kafka broker config{hint}")
+                close = did_you_mean(key, known)
+                hint = f" ({close[2:]})" if close else ""
+            raise ConfigError(f"{where}: {key!r} is not {what}{hint}")
         value = config_text(raw)
-        d = BROKER_CONFIG_DEFS.get(key)
+        d = sets.broker.get(key)
         problem = validate_value(d, value) if d is not None else None
         if problem is not None:
             raise ConfigError(f"{where}[{key!r}]: {problem.message}")
@@ -926,9 +1045,12 @@ def check_broker_configs(config: Mapping[str, object], *, where: str = "config")
     return out
 
 
-def split_config_options(config: Mapping[str, object]) -> tuple[dict[str, object], dict[str, str]]:
-    """``config`` split into ClusterConfig options (CONFIG_OPTIONS) and the other configs."""
-    checked = check_broker_configs(config)
+def split_config_options(
+    config: Mapping[str, object], kafka_version: str | None = None
+) -> tuple[dict[str, object], dict[str, str]]:
+    """``config`` split into ClusterConfig options (CONFIG_OPTIONS) and the other configs,
+    checked against release ``kafka_version``'s names (None: Kafka 4.x)."""
+    checked = check_broker_configs(config, kafka_version=kafka_version)
     options: dict[str, object] = {}
     rest: dict[str, str] = {}
     for key, value in checked.items():

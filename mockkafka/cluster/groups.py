@@ -28,8 +28,9 @@ from mockkafka.cluster.coordinators import GROUP
 from mockkafka.cluster.groups_classic import ClassicGroup, ClassicGroupState
 from mockkafka.cluster.groups_common import Group, OffsetAndMetadata, Pending, group_key
 from mockkafka.cluster.groups_consumer import ConsumerGroup
+from mockkafka.cluster.share_groups import ShareGroup
 from mockkafka.errors import ErrorCode, KafkaApiError
-from mockkafka.views import GroupView, MemberView
+from mockkafka.views import GroupView, MemberView, ShareGroupView, SharePartitionView
 
 if TYPE_CHECKING:
     from mockkafka.cluster.state import ClusterState
@@ -77,6 +78,8 @@ class GroupCoordinator:
         g = self.groups.get(group_id)
         if isinstance(g, ClassicGroup):
             return g
+        if isinstance(g, ShareGroup):
+            return ErrorCode.INCONSISTENT_GROUP_PROTOCOL if create else ErrorCode.UNKNOWN_MEMBER_ID
         if g is None:
             return self._new_classic(group_id) if create else ErrorCode.GROUP_ID_NOT_FOUND
         if g.is_empty() and create:
@@ -88,6 +91,8 @@ class GroupCoordinator:
         g = self.groups.get(group_id)
         if isinstance(g, ConsumerGroup):
             return g
+        if isinstance(g, ShareGroup):
+            return ErrorCode.GROUP_ID_NOT_FOUND
         if g is None or (g.is_empty() and create):
             if not create:
                 return ErrorCode.GROUP_ID_NOT_FOUND
@@ -98,6 +103,21 @@ class GroupCoordinator:
             self.groups[group_id] = new
             return new
         return ErrorCode.GROUP_ID_NOT_FOUND
+
+    def share_group(self, group_id: str, *, create: bool) -> ShareGroup | ErrorCode:
+        """The KIP-932 share group ``group_id``; GROUP_ID_NOT_FOUND when it does not exist
+        (and ``create`` is False) or the id belongs to a classic or consumer group (Kafka
+        never converts between share groups and the other types)."""
+        g = self.groups.get(group_id)
+        if isinstance(g, ShareGroup):
+            return g
+        if g is not None or not create:
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        new = self.groups[group_id] = ShareGroup(group_id, self._state)
+        return new
+
+    def share_group_ids(self) -> list[str]:
+        return sorted(gid for gid, g in self.groups.items() if isinstance(g, ShareGroup))
 
     # -- offsets -------------------------------------------------------------------------------
 
@@ -127,6 +147,8 @@ class GroupCoordinator:
                 generation_id_or_member_epoch,
                 transactional=transactional,
             )
+        if isinstance(g, ShareGroup):
+            return ErrorCode.GROUP_ID_NOT_FOUND
         assert isinstance(g, ConsumerGroup)
         return g.validate_offset_commit(
             member_id,
@@ -246,7 +268,7 @@ class GroupCoordinator:
     def trigger_rebalance(self, group_id: str) -> None:
         """Start a rebalance now, as a membership change would."""
         g = self._require(group_id)
-        if isinstance(g, (ClassicGroup, ConsumerGroup)):
+        if isinstance(g, (ClassicGroup, ConsumerGroup, ShareGroup)):
             g.trigger_rebalance()
         self._state.emit_event("rebalance_triggered", group=group_id)
 
@@ -263,6 +285,11 @@ class GroupCoordinator:
             km = g.members.get(member_id)
             if km is not None:
                 g.remove_member(km)
+                return
+        elif isinstance(g, ShareGroup):
+            sm = g.members.get(member_id)
+            if sm is not None:
+                g.remove_member(sm)
                 return
         raise KafkaApiError(
             ErrorCode.UNKNOWN_MEMBER_ID,
@@ -306,6 +333,30 @@ class GroupCoordinator:
                 offsets,
                 g.rebalances,
             )
+        if isinstance(g, ShareGroup):
+            return GroupView(
+                group_id,
+                "share",
+                g.state_name,
+                g.group_epoch,
+                "share",
+                "simple",
+                None,
+                tuple(
+                    MemberView(
+                        m.member_id,
+                        None,
+                        m.client_id,
+                        m.client_host,
+                        {t: sorted(ps) for t, ps in sorted(m.assigned.items()) if ps},
+                        m.member_epoch,
+                    )
+                    for m in g.members.values()
+                ),
+                offsets,
+                g.rebalances,
+                g.assignment_epoch,
+            )
         assert isinstance(g, ConsumerGroup)
         return GroupView(
             group_id,
@@ -330,6 +381,52 @@ class GroupCoordinator:
             g.rebalances,
             g.assignment_epoch,
         )
+
+    def share_view(self, group_id: str) -> ShareGroupView:
+        """A snapshot of the share group ``group_id`` (KafkaApiError when there is none)."""
+        g = self.groups.get(group_id)
+        if not isinstance(g, ShareGroup):
+            raise KafkaApiError(
+                ErrorCode.GROUP_ID_NOT_FOUND,
+                f"no share group {group_id!r}; share groups are {self.share_group_ids()}"
+                + (f" ({group_id!r} is a {g.kind} group)" if g is not None else ""),
+            )
+        topics = self._state.topics
+        return ShareGroupView(
+            group_id,
+            g.state_name,
+            g.group_epoch,
+            g.assignment_epoch,
+            self.view(group_id).members,
+            {
+                key: SharePartitionView(**sp.describe())
+                for key, sp in sorted(g.partitions.items())
+                if key[0] in topics and topics[key[0]].topic_id == sp.topic_id
+            },
+        )
+
+    def expire_acquisition_locks(
+        self, group_id: str, topic: str | None, partition: int | None
+    ) -> int:
+        """Release every record acquired in ``group_id`` (optionally one topic/partition) as
+        if its acquisition lock timed out; returns how many were released."""
+        self.share_view(group_id)  # raises for an unknown share group
+        g = self.groups[group_id]
+        assert isinstance(g, ShareGroup)
+        n = g.expire_locks(topic, partition)
+        self._state.emit_event(
+            "acquisition_locks_expired", group=group_id, topic=topic, partition=partition
+        )
+        return n
+
+    def log_truncated(self, topic: str, partition: int, end: int) -> None:
+        """An unclean truncation cut ``topic``/``partition`` at ``end``: share groups forget
+        the offsets that are gone (new records will take those offsets again)."""
+        for g in self.groups.values():
+            if isinstance(g, ShareGroup):
+                sp = g.partitions.get((topic, partition))
+                if sp is not None:
+                    sp.truncated(end)
 
     def group_ids(self) -> list[str]:
         return sorted(self.groups)

@@ -12,6 +12,7 @@ group's wake-up key and looks at the slot when woken.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -112,3 +113,70 @@ class Group:
 
     def shutdown(self) -> None:
         """The group is being deleted: cancel its timers."""
+
+
+def topics_fingerprint(state: ClusterState, names: set[str]) -> tuple[tuple[str, str, int], ...]:
+    """(name, topic id, partition count) of the existing topics among ``names``, sorted:
+    what the target assignment of a heartbeat-driven group depends on (a change means a new
+    group epoch)."""
+    topics = state.topics
+    return tuple(
+        sorted(
+            (n, str(topics[n].topic_id), len(topics[n].partitions)) for n in names if n in topics
+        )
+    )
+
+
+def topic_id_partitions(state: ClusterState, tp: Mapping[str, set[int]]) -> list[Message]:
+    """``{topic: partitions}`` as heartbeat ``topic_partitions`` (topic ids; deleted topics
+    left out)."""
+    topics = state.topics
+    return [
+        {"topic_id": topics[t].topic_id, "partitions": sorted(ps)}
+        for t, ps in sorted(tp.items())
+        if ps and t in topics
+    ]
+
+
+def described_assignment(state: ClusterState, tp: Mapping[str, set[int]]) -> Message:
+    """``{topic: partitions}`` as a describe response's ``Assignment`` (ids and names)."""
+    topics = state.topics
+    return {
+        "topic_partitions": [
+            {"topic_id": topics[t].topic_id, "topic_name": t, "partitions": sorted(ps)}
+            for t, ps in sorted(tp.items())
+            if ps and t in topics
+        ]
+    }
+
+
+class SessionTimers:
+    """Member session timeouts of the heartbeat-driven groups (KIP-848 consumer groups and
+    KIP-932 share groups): a member whose session timer fires is removed."""
+
+    state_ref: ClusterState
+    members: Mapping[str, Any]
+
+    @property
+    def session_timeout_ms(self) -> int:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def remove_member(self, m: Any) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _schedule_session(self, m: Any) -> None:
+        if m.session_timer is not None:
+            m.session_timer.cancel()
+        m.session_timer = self.state_ref.call_later(
+            self.session_timeout_ms, lambda: self._session_expired(m)
+        )
+
+    def _session_expired(self, m: Any) -> None:
+        m.session_timer = None
+        if self.members.get(m.member_id) is m:
+            self.remove_member(m)
+
+    def reset_timers(self) -> None:
+        """Restart every member's session timer from now (a new coordinator loaded it)."""
+        for m in self.members.values():
+            self._schedule_session(m)

@@ -37,7 +37,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mockkafka.cluster.assignors import ASSIGNORS, DEFAULT_ASSIGNOR, MemberSubscription
-from mockkafka.cluster.groups_common import Group, Message
+from mockkafka.cluster.groups_common import (
+    Group,
+    Message,
+    SessionTimers,
+    described_assignment,
+    topic_id_partitions,
+    topics_fingerprint,
+)
 from mockkafka.errors import ErrorCode
 
 if TYPE_CHECKING:
@@ -104,7 +111,7 @@ def _sorted(tp: Mapping[str, set[int]]) -> dict[str, list[int]]:
 
 
 @dataclass(eq=False)
-class ConsumerGroup(Group):
+class ConsumerGroup(SessionTimers, Group):
     """A KIP-848 consumer group (see the module docstring)."""
 
     group_epoch: int = 0
@@ -180,8 +187,7 @@ class ConsumerGroup(Group):
         names: set[str] = set()
         for m in self.members.values():
             names |= self._member_topics(m)
-        topics = self.state_ref.topics
-        return tuple(sorted((n, str(topics[n].topic_id), len(topics[n].partitions)) for n in names))
+        return topics_fingerprint(self.state_ref, names)
 
     def _bump(self) -> None:
         self.group_epoch += 1
@@ -293,7 +299,9 @@ class ConsumerGroup(Group):
             and owned_ids is not None
         )
         if epoch == 0 or full or before != m.assigned:
-            resp["assignment"] = {"topic_partitions": self._to_ids(m.assigned)}
+            resp["assignment"] = {
+                "topic_partitions": topic_id_partitions(self.state_ref, m.assigned)
+            }
         return resp
 
     def _error(self, code: ErrorCode, message: str) -> Message:
@@ -307,14 +315,6 @@ class ConsumerGroup(Group):
             if t is not None:
                 out.setdefault(t.name, set()).update(e.get("partitions") or [])
         return out
-
-    def _to_ids(self, tp: Mapping[str, set[int]]) -> list[dict[str, Any]]:
-        topics = self.state_ref.topics
-        return [
-            {"topic_id": topics[t].topic_id, "partitions": sorted(ps)}
-            for t, ps in sorted(tp.items())
-            if ps and t in topics
-        ]
 
     def _join_member(
         self, member_id: str, instance_id: str | None
@@ -425,18 +425,6 @@ class ConsumerGroup(Group):
         if self.members.get(m.member_id) is m and m.state is MemberState.UNREVOKED_PARTITIONS:
             self.remove_member(m)
 
-    def _schedule_session(self, m: ConsumerMember) -> None:
-        if m.session_timer is not None:
-            m.session_timer.cancel()
-        m.session_timer = self.state_ref.call_later(
-            self.session_timeout_ms, lambda: self._session_expired(m)
-        )
-
-    def _session_expired(self, m: ConsumerMember) -> None:
-        m.session_timer = None
-        if self.members.get(m.member_id) is m:
-            self.remove_member(m)
-
     # -- offsets -------------------------------------------------------------------------------
 
     def validate_offset_commit(
@@ -488,10 +476,6 @@ class ConsumerGroup(Group):
         self._maybe_update_target(bump=True)
         self.notify()
 
-    def reset_timers(self) -> None:
-        for m in self.members.values():
-            self._schedule_session(m)
-
     def shutdown(self) -> None:
         for m in self.members.values():
             m.cancel_timers()
@@ -500,16 +484,6 @@ class ConsumerGroup(Group):
         self.notify()
 
     def describe_member(self, m: ConsumerMember) -> dict[str, Any]:
-        def tps(tp: Mapping[str, set[int]]) -> dict[str, Any]:
-            topics = self.state_ref.topics
-            return {
-                "topic_partitions": [
-                    {"topic_id": topics[t].topic_id, "topic_name": t, "partitions": sorted(ps)}
-                    for t, ps in sorted(tp.items())
-                    if ps and t in topics
-                ]
-            }
-
         return {
             "member_id": m.member_id,
             "instance_id": m.instance_id,
@@ -519,8 +493,10 @@ class ConsumerGroup(Group):
             "client_host": m.client_host,
             "subscribed_topic_names": list(m.subscribed_topic_names),
             "subscribed_topic_regex": m.subscribed_topic_regex,
-            "assignment": tps(m.assigned),
-            "target_assignment": tps(self.target.get(m.member_id, {})),
+            "assignment": described_assignment(self.state_ref, m.assigned),
+            "target_assignment": described_assignment(
+                self.state_ref, self.target.get(m.member_id, {})
+            ),
         }
 
     @staticmethod

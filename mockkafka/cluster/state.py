@@ -45,6 +45,7 @@ from mockkafka.cluster.fetch_sessions import FetchSessionCache
 from mockkafka.cluster.limits import check_partitions_per_op
 from mockkafka.cluster.log import PartitionLog
 from mockkafka.cluster.producers import ProducerIdInfo, ProducerPartitionState
+from mockkafka.cluster.release_configs import release_broker_defaults
 from mockkafka.cluster.security import scram_credentials
 from mockkafka.errors import ErrorCode, KafkaApiError
 from mockkafka.faults.engine import FaultEngine
@@ -214,7 +215,7 @@ class ClusterState:
 
     def _init_data(self) -> None:
         """Everything a test changes (see :meth:`reset`); brokers and wakers stay."""
-        self.broker_configs: dict[str, str] = dict(BROKER_DEFAULTS)
+        self.broker_configs: dict[str, str] = release_broker_defaults(self.config, BROKER_DEFAULTS)
         self.broker_configs["auto.create.topics.enable"] = str(
             self.config.auto_create_topics
         ).lower()
@@ -409,7 +410,7 @@ class ClusterState:
             replicas = self._assign_replicas(partitions, replication_factor)
         cfg = dict(config or {})
         for k, v in cfg.items():
-            p = validate_topic_config(k, v)
+            p = validate_topic_config(k, v, self.config.kafka_version)
             if p is not None:
                 raise KafkaApiError(ErrorCode.INVALID_CONFIG, p.message)
         if validate_only:
@@ -566,6 +567,7 @@ class ClusterState:
                 st.batches.clear()
                 st.batches.extend(kept)
         self.set_leader(topic, index, p.leader)
+        self.groups.log_truncated(topic, index, end)
         self.emit_event("log_truncated", topic=topic, partition=index, offset=end)
         return p
 
@@ -586,7 +588,7 @@ class ClusterState:
         for k, v in configs.items():
             if v is None:
                 continue
-            problem = validate_topic_config(k, str(v))
+            problem = validate_topic_config(k, str(v), self.config.kafka_version)
             if problem is not None:
                 raise KafkaApiError(ErrorCode.INVALID_CONFIG, problem.message)
         for k, v in configs.items():

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
+from mockkafka.cluster.acls import ResourceType
 from mockkafka.cluster.groups_common import Message, Pending, group_key
 from mockkafka.errors import ErrorCode
+from mockkafka.handlers.authz import AUTHORIZED_OPERATIONS_OMITTED, authorized_operations
 from mockkafka.handlers.base import Park, RequestContext, Result
 
 # Slack on top of the group's own timeouts before a parked request gives up.
@@ -45,3 +48,38 @@ def answer_when_done(
         return Park((group_key(group_id),), deadline_ms, resume)
 
     return Park((group_key(group_id),), deadline_ms, resume)
+
+
+def describe_group_of_type(
+    ctx: RequestContext, group_id: str, with_ops: bool, cls: type[Any], kind: str
+) -> dict[str, Any]:
+    """One group of ConsumerGroupDescribe / ShareGroupDescribe: a group of class ``cls``
+    (``kind`` names it in the error for a group of another type) with its epochs, assignor
+    and members (``describe_member``)."""
+    base: dict[str, Any] = {
+        "group_id": group_id,
+        "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+    }
+    err = coordinator_error(ctx, group_id)
+    if err:
+        return {**base, "error_code": err}
+    g = ctx.cluster.groups.get(group_id)
+    if not isinstance(g, cls):
+        what = "not found" if g is None else f"is not a {kind} group"
+        return {
+            **base,
+            "error_code": ErrorCode.GROUP_ID_NOT_FOUND,
+            "error_message": f"Group {group_id} {what}.",
+        }
+    return {
+        **base,
+        "error_code": 0,
+        "authorized_operations": authorized_operations(ctx, ResourceType.GROUP, group_id)
+        if with_ops
+        else AUTHORIZED_OPERATIONS_OMITTED,
+        "group_state": g.state_name,
+        "group_epoch": g.group_epoch,
+        "assignment_epoch": g.assignment_epoch,
+        "assignor_name": g.assignor_name,
+        "members": [g.describe_member(m) for m in g.members.values()],
+    }

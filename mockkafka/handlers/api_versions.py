@@ -3,7 +3,9 @@
 Answers with every API this cluster serves (capped by ``cap_api_versions``). A version the
 broker does not know is answered by the server in the v0 body format with
 UNSUPPORTED_VERSION (see ``server/runtime.py``). Features: advertises ``metadata.version``
-and ``transaction.version``/``group.version`` as a Kafka 4.x broker does.
+and ``transaction.version``/``group.version`` as a Kafka 4.x broker does; below v4 a
+feature whose supported range starts at 0 is left out (KAFKA-17011 / KAFKA-17492), as
+older Java clients fail on it.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         "supported_features": [
             {"name": f.name, "min_version": f.min_version, "max_version": f.max_version}
             for f in FEATURES
+            # Clients before KAFKA-17011 (e.g. kafka-clients 3.4, in Spark 3.5) refuse a
+            # supported range starting at 0; below v4 Kafka leaves such features out.
+            if f.min_version > 0 or ctx.version >= 4
         ],
         "finalized_features_epoch": fin.epoch,
         "finalized_features": [

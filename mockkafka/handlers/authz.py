@@ -365,6 +365,12 @@ RULES: dict[str, tuple[Check, ...]] = {
     "ConsumerGroupDescribe": (Each("group_ids", "groups", group(), _DESC, key="group_id"),),
     "ListGroups": (Hide("groups", "group_id", _G, _DESC, unless_cluster=_DESC),),
     "DeleteGroups": (Each("groups_names", "results", group(), _D, key="group_id"),),
+    # -- share groups (KIP-932): READ on the group and, per partition, on the topic, checked
+    # by handlers/_share.py as the group and partitions are looked up
+    "ShareGroupHeartbeat": (IN_HANDLER,),
+    "ShareFetch": (IN_HANDLER,),
+    "ShareAcknowledge": (IN_HANDLER,),
+    "ShareGroupDescribe": (Each("group_ids", "groups", group(), _DESC, key="group_id"),),
     # -- transactions
     "InitProducerId": (Custom(_init_producer_id),),
     "AddPartitionsToTxn": (

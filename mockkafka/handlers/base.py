@@ -74,6 +74,10 @@ class RequestContext:
     records_verdicts: dict[int, Any] | None = None
     #: The client's address, ``host:port`` ("?" when unknown).
     peer: str = "?"
+    #: Partitions a fault rule answers with an error in this request, for handlers whose
+    #: state lives beyond the request (ShareFetch must not acquire there, ShareAcknowledge
+    #: must not acknowledge): (topic, partition) -> error code. Set by the fault engine.
+    fault_partitions: dict[tuple[str, int], int] = field(default_factory=dict)
 
     @property
     def version(self) -> int:
@@ -99,7 +103,9 @@ HANDLERS: dict[int, HandlerSpec] = {}
 
 
 # served_versions() tables by caps; a new handler clears it.
-_SERVED: dict[tuple[bool, str | None, tuple[tuple[int, int], ...]], dict[int, tuple[int, int]]] = {}
+_SERVED: dict[
+    tuple[bool, bool, str | None, tuple[tuple[int, int], ...]], dict[int, tuple[int, int]]
+] = {}
 
 
 def handler(api_name: str, *, versions: tuple[int, int]) -> Callable[[Handler], Handler]:
@@ -143,18 +149,36 @@ def load_handlers() -> dict[int, HandlerSpec]:
 # served only when the cluster turns them on (ClusterConfig.telemetry).
 TELEMETRY_APIS = frozenset({"GetTelemetrySubscriptions", "PushTelemetry"})
 
+# KIP-932 share groups at the version Kafka 4.0 served them (early access): advertised while
+# the broker config ``group.share.enable`` is true (mockkafka's default). Under a release
+# preset only from 4.0, whose recorded ApiVersions lack them (a 4.0 broker advertised them only
+# with ``unstable.api.versions.enable``); 4.1+ presets ask for v1+, which is not served.
+SHARE_APIS = frozenset(
+    {"ShareGroupHeartbeat", "ShareGroupDescribe", "ShareFetch", "ShareAcknowledge"}
+)
+
+
+def _release_at_least(kafka_version: str, major: int, minor: int) -> bool:
+    parts = kafka_version.split(".")
+    try:
+        return (int(parts[0]), int(parts[1]) if len(parts) > 1 else 0) >= (major, minor)
+    except ValueError:
+        return False
+
 
 def served_versions(cluster: ClusterState) -> dict[int, tuple[int, int]]:
     """api key -> (min, max) as this cluster advertises them: the handlers' versions, within
     the ``kafka_version`` preset's (if any), capped by ``cap_api_versions``; the telemetry APIs
-    only with ``ClusterConfig.telemetry``.
+    only with ``ClusterConfig.telemetry``, the share-group APIs only with
+    ``group.share.enable`` (see :data:`SHARE_APIS`).
 
-    Every request is checked against it, so the table is built once per (telemetry, preset,
-    caps); treat the returned dict as read-only.
+    Every request is checked against it, so the table is built once per (telemetry, share,
+    preset, caps); treat the returned dict as read-only.
     """
     telemetry = cluster.config.telemetry
     kafka_version = cluster.config.kafka_version
-    key_ = (telemetry, kafka_version, tuple(cluster.api_version_caps.items()))
+    share = cluster.broker_configs.get("group.share.enable", "false").lower() == "true"
+    key_ = (telemetry, share, kafka_version, tuple(cluster.api_version_caps.items()))
     served = _SERVED.get(key_)
     if served is not None:
         return served
@@ -167,12 +191,15 @@ def served_versions(cluster: ClusterState) -> dict[int, tuple[int, int]]:
     for key, spec in load_handlers().items():
         if spec.api.name in TELEMETRY_APIS and not telemetry:
             continue
+        if spec.api.name in SHARE_APIS and not share:
+            continue
         lo = spec.min_version
         hi = min(spec.max_version, cluster.api_version_caps.get(key, spec.max_version))
-        if release is not None:
-            if key not in release:
+        if release is not None and kafka_version is not None:
+            if key in release:
+                lo, hi = max(lo, release[key][0]), min(hi, release[key][1])
+            elif spec.api.name not in SHARE_APIS or not _release_at_least(kafka_version, 4, 0):
                 continue
-            lo, hi = max(lo, release[key][0]), min(hi, release[key][1])
         if hi >= lo:
             out[key] = (lo, hi)
     served = _SERVED[key_] = dict(sorted(out.items()))

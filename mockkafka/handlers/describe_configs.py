@@ -13,8 +13,13 @@ highest first, when ``include_synonyms``) from v1, ``config_type`` from v3; docu
 always null. Unknown topics answer UNKNOWN_TOPIC_OR_PARTITION, unknown resource types
 INVALID_REQUEST.
 
-Not implemented: the full list of several hundred broker configs (a few dozen that clients
-and tests look at are reported); authorization.
+A release preset (``kafka_version``) reports that release's config set: for 0.11-3.9 every
+broker and topic config its reference lists, with its defaults, types and update modes
+(``read_only``), see :mod:`mockkafka.cluster.release_configs`.
+
+Not implemented: without a preset (and for 4.x presets) the full list of several hundred
+broker configs (a few dozen that clients and tests look at are reported); ``documentation``
+(``include_documentation``) is null: Kafka's prose is not copied; authorization.
 """
 
 from __future__ import annotations

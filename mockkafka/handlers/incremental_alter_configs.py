@@ -24,7 +24,9 @@ from mockkafka.cluster.configs import (
     current_dynamic,
     default_value,
     split_list,
+    unknown_config_message,
 )
+from mockkafka.cluster.release_configs import config_set
 from mockkafka.errors import ErrorCode, KafkaApiError
 from mockkafka.handlers.alter_configs import alter_resources
 from mockkafka.handlers.base import RequestContext, Result, handler
@@ -53,10 +55,12 @@ def _incremental(ctx: RequestContext, rtype: ResourceType, name: str, r: Message
                 ErrorCode.INVALID_REQUEST,
                 f"Unknown operation type {e.get('config_operation')} for config {key}",
             ) from None
-        d = config_def(rtype, key)
+        d = config_def(rtype, key, c.config.kafka_version)
         if d is None and rtype in (ResourceType.TOPIC, ResourceType.GROUP):
-            kind = rtype.name.lower()
-            raise KafkaApiError(ErrorCode.INVALID_CONFIG, f"Unknown {kind} config name: {key}")
+            message = unknown_config_message(
+                rtype.name.lower(), key, config_set(c.config.kafka_version)
+            )
+            raise KafkaApiError(ErrorCode.INVALID_CONFIG, message)
         if op != AlterOp.DELETE and value is None:
             raise KafkaApiError(ErrorCode.INVALID_REQUEST, f"Null value not supported for : {key}")
         if rtype == ResourceType.BROKER_LOGGER:

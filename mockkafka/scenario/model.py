@@ -242,6 +242,11 @@ VERBS: dict[str, tuple[Param, ...]] = {
     "commit_offsets": (_p("group", STR), _p("offsets", OFFSETS), _p("metadata", STR, False)),
     "trigger_rebalance": (_p("group", STR),),
     "expire_member": (_p("group", STR), _p("member_id", STR)),
+    "expire_acquisition_locks": (
+        _p("group", STR),
+        _p("topic", STR, False),
+        _p("partition", INT, False),
+    ),
     "abort_transaction": (_p("transactional_id", STR),),
     "expire_transaction": (_p("transactional_id", STR),),
     "fence_producer": (_p("transactional_id", STR),),
@@ -257,6 +262,7 @@ VERBS: dict[str, tuple[Param, ...]] = {
         _p("ms", MS),
     ),
     "set_topic_config": (_p("topic", STR), _p("configs", STR_MAP)),
+    "set_group_config": (_p("group", STR), _p("configs", STR_MAP)),
 }
 
 #: Verbs taking ``group`` and ``transactional_id`` of which at most (or exactly) one is given.

@@ -364,6 +364,8 @@ def _params(name: str) -> tuple[Any, ...]:
 def _positional(verb: str, arg: str) -> bool:
     if verb == "produce" and arg == "partition":
         return False
+    if verb == "expire_acquisition_locks" and arg in ("topic", "partition"):
+        return False
     if verb in ("move_coordinator", "coordinator_loading"):
         return False
     return arg in _POSITIONAL

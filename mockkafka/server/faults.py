@@ -83,6 +83,12 @@ STATE_CHANGING = frozenset(
 _MISSING: Any = object()
 
 
+#: APIs whose partitions a split request cannot leave out (their share session carries
+#: them between requests): the handler is told which partitions a rule answers with an
+#: error (``RequestContext.fault_partitions``) and leaves their state alone.
+SESSION_STATE_CHANGING = frozenset({"ShareFetch", "ShareAcknowledge"})
+
+
 def topic_resolver(state: ClusterState) -> Callable[[uuid.UUID], str | None]:
     """Topic id -> name in ``state`` (None for an unknown id)."""
 
@@ -158,6 +164,11 @@ async def apply_faults(
             if out is not None:
                 response = out
     if response is _MISSING:
+        if partition_errors and ctx.api.name in SESSION_STATE_CHANGING:
+            for t, i in info.partitions:
+                claim = _claim(partition_errors, t, i)
+                if claim is not None:
+                    ctx.fault_partitions[(t, i)] = int(claim.error_code)
         if partition_errors and ctx.api.name in STATE_CHANGING:
             response = await _run_split(server, spec, ctx, body, partition_errors, resolve)
         else:

@@ -12,8 +12,9 @@ when the cluster stops.
 
 :meth:`TlsMaterial.client_config` gives the settings each client needs, with the
 ``bootstrap.servers`` of the cluster, in the spelling of that client:
-``"confluent"`` (librdkafka), ``"kafka-python"``, ``"aiokafka"`` (an ``ssl_context``) and
-``"java"`` (property names of the Java client, PEM stores).
+``"confluent"`` (librdkafka), ``"kafka-python"``, ``"aiokafka"`` (an ``ssl_context``),
+``"java"`` (property names of the Java client, PEM stores) and ``"kafkajs"`` (the
+``new Kafka({...})`` options as JSON-ready data, PEM text inline).
 
 The server wraps each accepted socket in a :class:`trio.SSLStream` (:meth:`wrap`); the
 handshake happens on the first read, bounded by ``connections.max.idle.ms`` like any read,
@@ -34,7 +35,7 @@ from mockkafka.cluster.security import choice
 from mockkafka.errors import ConfigError
 
 #: ``client_config(client=...)`` flavours.
-CLIENTS: Final = ("confluent", "kafka-python", "aiokafka", "java")
+CLIENTS: Final = ("confluent", "kafka-python", "aiokafka", "java", "kafkajs")
 
 
 #: connection_state key of the principal a TLS client certificate names.
@@ -57,6 +58,21 @@ def subject_dn(cert: dict[str, Any]) -> str:
         f"{_DN_KEYS.get(k, k)}={v}" for rdn in reversed(cert.get("subject", ())) for k, v in rdn
     ]
     return ",".join(parts)
+
+
+def _pkcs8_keystore(cert: Any) -> bytes:
+    """A trustme leaf certificate as the Java client's PEM keystore: the private key in
+    PKCS#8 (``BEGIN PRIVATE KEY``; Java refuses the traditional ``BEGIN EC PRIVATE KEY``
+    form trustme writes) followed by the certificate chain."""
+    from cryptography.hazmat.primitives import serialization
+
+    key = serialization.load_pem_private_key(cert.private_key_pem.bytes(), password=None)
+    pkcs8 = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    return pkcs8 + b"".join(pem.bytes() for pem in cert.cert_chain_pems)
 
 
 class TlsMaterial:
@@ -82,9 +98,7 @@ class TlsMaterial:
         self.ca.cert_pem.write_to_path(str(self.ca_file))
         self._client_cert.cert_chain_pems[0].write_to_path(str(self.client_cert_file))
         self._client_cert.private_key_pem.write_to_path(str(self.client_key_file))
-        self._client_cert.private_key_and_cert_chain_pem.write_to_path(
-            str(self.client_keystore_file)
-        )
+        self.client_keystore_file.write_bytes(_pkcs8_keystore(self._client_cert))
         ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         self._server_cert.configure_cert(ctx)
         if client_auth != "none":
@@ -139,6 +153,14 @@ class TlsMaterial:
                 "security_protocol": "SSL",
                 "ssl_context": self.client_ssl_context(with_cert=cert),
             }
+        if client == "kafkajs":
+            tls: dict[str, Any] = {"ca": [self.ca_file.read_text()]}
+            if cert:
+                tls |= {
+                    "cert": self.client_cert_file.read_text(),
+                    "key": self.client_key_file.read_text(),
+                }
+            return {"brokers": bootstrap.split(","), "ssl": tls}
         out = {
             "bootstrap.servers": bootstrap,
             "security.protocol": "SSL",
@@ -171,6 +193,8 @@ def client_settings(
     choice(client, CLIENTS, "client")
     if tls is not None:
         out = tls.client_config(client, bootstrap, with_cert=with_cert)
+    elif client == "kafkajs":
+        out = {"brokers": bootstrap.split(",")}
     elif client in ("kafka-python", "aiokafka"):
         out = {"bootstrap_servers": bootstrap}
     else:
@@ -178,12 +202,17 @@ def client_settings(
     if security_protocol == "PLAINTEXT":
         return out
     python = client in ("kafka-python", "aiokafka")
-    out["security_protocol" if python else "security.protocol"] = security_protocol
+    if client != "kafkajs":  # kafkajs infers it from its ssl and sasl options
+        out["security_protocol" if python else "security.protocol"] = security_protocol
     if sasl is None:
         return out
     mechanism, user, password = sasl
     if mechanism == "OAUTHBEARER":
         return out | _oauthbearer_settings(client, user)
+    if client == "kafkajs":
+        return out | {
+            "sasl": {"mechanism": mechanism.lower(), "username": user, "password": password}
+        }
     if python:
         out |= {
             "sasl_mechanism": mechanism,
@@ -228,7 +257,8 @@ def _oauthbearer_settings(client: str, user: str) -> dict[str, Any]:
 
     raise ConfigError(
         f"client_config({client!r}, mechanism='OAUTHBEARER') is not supported: use "
-        "'confluent', 'kafka-python' or 'java', or give aiokafka a token provider returning "
+        "'confluent', 'kafka-python' or 'java', or give aiokafka (sasl_oauth_token_provider) "
+        "or kafkajs (sasl.oauthBearerProvider) a provider returning "
         "mockkafka.cluster.security.unsecured_token(user)"
     )
 

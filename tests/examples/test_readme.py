@@ -41,6 +41,7 @@ def test_readme_blocks_are_all_covered() -> None:
         "In pytest",
         "Faults",
         "Groups and transactions",
+        "Groups and transactions 2",
         "Security: TLS, SASL and ACLs",
     }
 
@@ -127,3 +128,103 @@ def test_groups_block_runs_against_the_cluster_it_assumes(
     assert "Stable" in out
     assert "('orders', 0): 1" in out  # committed past the one record (offset 0)
     assert "CompleteCommit 1 0" in out or "Empty 1 0" in out
+
+
+def test_share_groups_block_runs_against_the_cluster_it_assumes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Two share-group members over raw sockets (the share consumers of the interop tiers
+    # need Java or Go); the first acquires the three records of "tasks".
+    from tests.apis.test_share_groups_wire import join, raw, share_fetch
+
+    with mockkafka.Cluster(brokers=1) as cluster:
+        cluster.create_topic("tasks")
+        for i in range(3):
+            cluster.produce("tasks", f"job-{i}")
+        cluster.set_group_config("jobs", {"share.auto.offset.reset": "earliest"})
+        with raw(cluster) as first, raw(cluster) as second:
+            me = join(first, "jobs", "tasks")
+            assert join(second, "jobs", "tasks")["error_code"] == 0
+            first_fetch = share_fetch(
+                first, "jobs", me["member_id"], cluster.topic("tasks").topic_id, 0
+            )
+            assert first_fetch["error_code"] == 0
+            exec(
+                compile(blocks()["Groups and transactions 2"], "README.md", "exec"),
+                {"cluster": cluster},
+            )
+            assert cluster.share_group("jobs").partition("tasks", 0).offsets("Available") == [
+                0,
+                1,
+                2,
+            ]
+            cluster.faults.clear()
+    out = capsys.readouterr().out
+    assert "{'tasks': [0]}" in out  # both members share the one partition
+    assert "0 [0, 1, 2] 1" in out
+
+
+def quickstart_commands() -> list[str]:
+    """The shell commands of README's Quickstart section, in order."""
+    text = README.read_text()
+    section = text.split("## Quickstart", 1)[1].split("\n## ", 1)[0]
+    return [b.strip() for b in re.findall(r"^```sh\n(.*?)^```", section, re.M | re.S)]
+
+
+def test_quickstart_test_command_is_what_ci_runs() -> None:
+    """The second quickstart command is the one `.ci/run` runs (after installing)."""
+    serve, tests = quickstart_commands()
+    assert tests == "pip install -e '.[test]' && python -m pytest -n 2"
+    ci = (README.parent / ".ci" / "run").read_text()
+    assert re.search(r"^pip install (--quiet )?-e '\.\[test\]'$", ci, re.M)
+    assert re.search(r"^python -m pytest -n 2$", ci, re.M)
+    assert serve.startswith("pip install . && mockkafka serve ")
+
+
+def test_quickstart_serve_command_serves_a_real_client() -> None:
+    """The first quickstart command (its `mockkafka serve` part, with this checkout
+    installed) serves the topic it names to confluent-kafka and stops on Ctrl-C."""
+    import shlex
+    import signal
+    import subprocess
+    import sys
+
+    from confluent_kafka import TopicPartition
+
+    serve = quickstart_commands()[0].split(" && ", 1)[1]
+    argv = shlex.split(serve)
+    assert argv[:2] == ["mockkafka", "serve"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mockkafka.cli", *argv[1:]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        assert line.startswith("bootstrap.servers="), line
+        bootstrap = line.split("=", 1)[1]
+        assert len(bootstrap.split(",")) == 3
+        p = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+        for i in range(60):
+            p.produce("orders", value=b"o%d" % i, partition=i % 6)
+        assert p.flush(10) == 0
+        c = Consumer({"bootstrap.servers": bootstrap, "group.id": "quickstart"})
+        try:
+            c.assign([TopicPartition("orders", i, 0) for i in range(6)])
+            got: list[bytes] = []
+            deadline = time.monotonic() + 15
+            while len(got) < 60 and time.monotonic() < deadline:
+                m = c.poll(0.5)
+                if m is not None and not m.error():
+                    got.append(m.value())
+            assert sorted(got) == sorted(b"o%d" % i for i in range(60))
+        finally:
+            c.close()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(10)

@@ -293,3 +293,10 @@ def test_describe_topic_partitions_hides_and_refuses_undescribable_topics() -> N
         {"topics": [{"name": "secret"}], "response_partition_limit": 10},
     )
     assert [(t["name"], t["error_code"]) for t in out["topics"]] == [("secret", TOPIC_FAILED)]
+
+
+def test_share_group_describe_needs_describe_on_the_group() -> None:
+    state = _cluster(_acl(ResourceType.GROUP, "mine", AclOperation.DESCRIBE))
+    out = _call(state, "ShareGroupDescribe", {"group_ids": ["mine", "theirs"]})
+    got = {g["group_id"]: g["error_code"] for g in out["groups"]}
+    assert got["theirs"] == GROUP_FAILED and got["mine"] != GROUP_FAILED

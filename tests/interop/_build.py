@@ -26,6 +26,12 @@ GO_SRC = Path(__file__).resolve().parent / "go"
 
 #: kafka-clients versions of the Java tier: the newest 4.x and the newest 3.x.
 KAFKA_CLIENTS_VERSIONS = ("4.4.0", "3.9.2")
+#: The kafka-clients release whose KafkaShareConsumer (early access) speaks the v0 share
+#: APIs mockkafka serves; 4.1+ share consumers need v1.
+KAFKA_CLIENTS_SHARE_VERSION = "4.0.2"
+#: An older client for what changed under it: 3.4.1 is the one Spark 3.5 ships, and it
+#: predates KAFKA-17011 (it fails on a supported feature whose range starts at 0).
+KAFKA_CLIENTS_OLD = "3.4.1"
 BUILD_TIMEOUT_S = 300.0
 #: Set (as .ci/run does after its bounded download steps) to build from local caches only:
 #: a tier whose downloads did not finish then skips instead of downloading during the tests.
@@ -69,9 +75,17 @@ class Program:
     name: str
     command: tuple[str, ...]
 
-    def run(self, *args: str, timeout: float = 90.0) -> dict[str, Any]:
+    def run(
+        self, *args: str, timeout: float = 90.0, env: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        """``env`` is added to this process's environment for the run."""
         proc = subprocess.run(
-            [*self.command, *args], capture_output=True, text=True, timeout=timeout, check=False
+            [*self.command, *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env={**os.environ, **(env or {})},
         )
         lines = proc.stdout.strip().splitlines()
         assert proc.returncode == 0 and lines, (
@@ -111,14 +125,25 @@ def build_java(version: str) -> Program:
 
     Skips (pytest.skip) when java, javac or mvn is missing or the jars cannot be resolved.
     """
+    return _build_java(version, ("src",), "Interop")
+
+
+def build_java_share(version: str) -> Program:
+    """``java/src`` plus ``java/share-src`` (KIP-932 share consumers, kafka-clients 4.0.x
+    only), run as ``ShareInterop``; skips as :func:`build_java` does."""
+    return _build_java(version, ("src", "share-src"), "ShareInterop")
+
+
+def _build_java(version: str, source_dirs: Sequence[str], main: str) -> Program:
     for tool in ("java", "javac", "mvn"):
         if shutil.which(tool) is None:
             pytest.skip(
                 f"java tier: `{tool}` is not installed (apt-get install openjdk-17-jdk maven)"
             )
-    sources = sorted((JAVA_SRC / "src").glob("*.java"))
-    out = CACHE / "java" / f"{version}-{_digest([*sources, JAVA_SRC / 'pom.xml'], version)}"
-    if not (out / "classes" / "Interop.class").is_file():
+    sources = sorted(p for d in source_dirs for p in (JAVA_SRC / d).glob("*.java"))
+    digest = _digest([*sources, JAVA_SRC / "pom.xml"], version, *source_dirs)
+    out = CACHE / "java" / f"{version}-{digest}"
+    if not (out / "classes" / f"{main}.class").is_file():
         # Built in a private directory, then renamed: xdist workers may build at once.
         tmp = out.with_name(f"{out.name}.tmp{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
@@ -140,7 +165,7 @@ def build_java(version: str) -> Program:
             shutil.rmtree(tmp, ignore_errors=True)
     classes, classpath_file = out / "classes", out / "classpath.txt"
     cp = f"{classes}{os.pathsep}{classpath_file.read_text().strip()}"
-    return Program(f"Interop (kafka-clients {version})", ("java", "-cp", cp, "Interop"))
+    return Program(f"{main} (kafka-clients {version})", ("java", "-cp", cp, main))
 
 
 def build_go() -> Program:

@@ -7,6 +7,10 @@ what is missing, without Go or the modules.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 import mockkafka
@@ -103,3 +107,41 @@ def test_sarama_cluster_admin_everyday_calls(go: Program, cluster: mockkafka.Clu
     result = go.run("sarama-admin", cluster.bootstrap_servers, topic)
     assert result == {"partitions": 3, "retention.ms": "86400000", "groups": 0}
     assert topic not in cluster.topics()
+
+
+@pytest.mark.parametrize(
+    ("client", "security_protocol", "mechanism"),
+    [
+        ("kgo", "SSL", None),
+        ("kgo", "SASL_SSL", "SCRAM-SHA-512"),
+        ("kgo", "SASL_PLAINTEXT", "SCRAM-SHA-256"),
+        ("sarama", "SASL_SSL", "PLAIN"),
+        ("sarama", "SSL", None),
+    ],
+)
+def test_go_clients_over_tls_and_sasl(
+    go: Program, tmp_path: Path, client: str, security_protocol: str, mechanism: str | None
+) -> None:
+    """Each Go client with the CA file, client certificate and SASL user that
+    ``client_config()`` hands out: an idempotent producer, then a group that commits."""
+    extra: dict[str, Any] = (
+        {"ssl_client_auth": "required"}
+        if mechanism is None
+        else {"users": {"alice": "alice-secret"}}
+    )
+    with mockkafka.Cluster(brokers=3, security_protocol=security_protocol, **extra) as cluster:
+        topic, group = unique(f"gosec{client}"), unique("gosecg")
+        cluster.create_topic(topic, partitions=2, replication_factor=3)
+        kw: dict[str, Any] = {"user": "alice", "mechanism": mechanism} if mechanism else {}
+        conf = tmp_path / "client.json"
+        conf.write_text(json.dumps(cluster.client_config("confluent", **kw)))
+        env = {"INTEROP_CLIENT_CONFIG": str(conf)}
+        boot = cluster.bootstrap_servers
+        assert go.run(f"{client}-produce", boot, topic, "60", env=env) == {"acked": 60}
+        consumed = go.run(f"{client}-group", boot, topic, group, "60", env=env)["consumed"]
+        assert consumed >= 60
+        assert sorted(values(cluster, topic)) == sorted(f"v{i}" for i in range(60))
+        assert sum(cluster.committed_offsets(group).values()) == 60
+        if mechanism:
+            handshakes = cluster.traffic.requests("SaslHandshake")
+            assert {h.request["mechanism"] for h in handshakes} == {mechanism}

@@ -11,11 +11,21 @@ session timeout. Against Kafka this is hidden by ``group.initial.rebalance.delay
 ms by default), which holds the first join until the client's metadata has arrived; these
 tests configure the broker the same way (Kafka's 3000 ms) instead of preloading metadata or polling
 with long timeouts.
+
+A second kafka-python 3.0.12 bug shows when one thread polls two consumers in turn: a
+JoinGroup -> SyncGroup task that completes while its consumer is outside ``poll()`` is
+discarded by the next ``poll()`` (``join_group_async`` starts a new task when the cached one
+``is_done``), so that member joins again. The leader's task completes when the follower
+rejoins, which happens inside the *follower's* ``poll()``; the group then rebalances forever,
+against Kafka as against mockkafka (traffic: leader SyncGroup, then JoinGroup again ~15 ms
+later, each generation). ``poll_until`` polls each consumer on its own thread, as
+kafka-python's one-consumer-per-thread model expects.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -69,16 +79,41 @@ def poll_until(
     timeout: float = 15.0,
     sink: list[bytes] | None = None,
 ) -> None:
+    """Poll every consumer, each on its own thread as kafka-python expects (one consumer per
+    thread), until ``cond()`` holds; fails after ``timeout`` seconds.
+
+    One thread polling several consumers in turn meets a kafka-python 3.0.12 bug: a join
+    task that completes while its consumer is not inside ``poll()`` is dropped and the group
+    is joined again, so the leader can rebalance forever (see the module docstring)."""
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def run(c: KafkaConsumer) -> None:
+        try:
+            while not stop.is_set():
+                for msgs in c.poll(timeout_ms=50).values():
+                    if sink is not None:
+                        sink.extend(m.value for m in msgs)
+        except BaseException as exc:  # reported by the caller
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(c,), daemon=True) for c in consumers]
+    for t in threads:
+        t.start()
     deadline = time.monotonic() + timeout
-    for _ in range(int(timeout / 0.02) + 1):
-        for c in consumers:
-            for msgs in c.poll(timeout_ms=20).values():
-                if sink is not None:
-                    sink.extend(m.value for m in msgs)
-        if cond():
-            return
-        if time.monotonic() > deadline:
-            break
+    try:
+        while time.monotonic() < deadline and not errors:
+            if cond():
+                return
+            time.sleep(0.02)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(10)
+    if errors:
+        raise errors[0]
+    if cond():
+        return
     raise AssertionError(f"condition not met in {timeout} s: {[assigned(c) for c in consumers]}")
 
 

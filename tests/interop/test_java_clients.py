@@ -9,11 +9,13 @@ or the kafka-clients jars.
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 import mockkafka
-from tests.interop._build import KAFKA_CLIENTS_VERSIONS, Program, build_java
+from tests.interop._build import KAFKA_CLIENTS_OLD, KAFKA_CLIENTS_VERSIONS, Program, build_java
 from tests.interop._build import held_values as values
 from tests.interop.conftest import unique
 
@@ -172,3 +174,53 @@ def test_producer_rides_out_throttling(java_newest: Program, cluster: mockkafka.
     assert len(values(cluster, topic)) == 100
     throttled = cluster.traffic.requests("Produce", fault=rule)
     assert len(throttled) == 3
+
+
+@pytest.mark.parametrize(
+    ("security_protocol", "mechanism"),
+    [("SSL", None), ("SASL_SSL", "SCRAM-SHA-512"), ("SASL_PLAINTEXT", "PLAIN")],
+)
+def test_java_client_with_the_settings_client_config_gives(
+    java_newest: Program, tmp_path: Path, security_protocol: str, mechanism: str | None
+) -> None:
+    """The Java client's own property names from ``client_config("java")`` (PEM truststore
+    and keystore, ``sasl.jaas.config``) carry an idempotent producer and a consumer."""
+    extra: dict[str, Any] = (
+        {"ssl_client_auth": "required"}
+        if mechanism is None
+        else {"users": {"alice": "alice-secret"}}
+    )
+    with mockkafka.Cluster(brokers=3, security_protocol=security_protocol, **extra) as cluster:
+        topic = unique("jsec")
+        cluster.create_topic(topic, partitions=2, replication_factor=3)
+        kw: dict[str, Any] = {"user": "alice", "mechanism": mechanism} if mechanism else {}
+        settings = cluster.client_config("java", **kw)
+        props = tmp_path / "client.properties"
+        props.write_text(
+            "".join(f"{k}={v}\n" for k, v in settings.items() if k != "bootstrap.servers")
+        )
+        env = {"INTEROP_CLIENT_PROPERTIES": str(props)}
+        assert java_newest.run(
+            "produce", cluster.bootstrap_servers, topic, "50", "true", env=env
+        ) == {"acked": 50}
+        seen = java_newest.run(
+            "consume", cluster.bootstrap_servers, topic, "50", "read_uncommitted", env=env
+        )["seen"]
+        assert sorted(seen, key=lambda v: int(v[1:])) == [f"v{i}" for i in range(50)]
+        if mechanism:
+            assert {
+                ex.request["mechanism"] for ex in cluster.traffic.requests("SaslHandshake")
+            } == {mechanism}
+
+
+def test_a_client_older_than_kafka_17011_produces_and_consumes(cluster: mockkafka.Cluster) -> None:
+    """kafka-clients 3.4.1 (Spark 3.5's) dies in its I/O thread on a supported feature whose
+    range starts at 0; below ApiVersions v4 the broker leaves such features out, as Kafka does."""
+    old = build_java(KAFKA_CLIENTS_OLD)
+    topic = unique("jold")
+    cluster.create_topic(topic, partitions=2, replication_factor=3)
+    assert old.run("produce", cluster.bootstrap_servers, topic, "40", "true") == {"acked": 40}
+    seen = old.run("consume", cluster.bootstrap_servers, topic, "40", "read_uncommitted")["seen"]
+    assert sorted(seen, key=lambda v: int(v[1:])) == [f"v{i}" for i in range(40)]
+    asked = {ex.version for ex in cluster.traffic.requests("ApiVersions")}
+    assert asked == {3}

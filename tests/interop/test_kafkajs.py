@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import mockkafka
+from mockkafka.errors import ErrorCode
 from tests.interop.conftest import unique
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -128,3 +129,55 @@ def test_kafkajs_user_gets_kafkas_authorization_errors_until_granted(mechanism: 
         }
         assert "fresh" in cluster.topics()
         assert [r.value for r in cluster.topic("orders").records()] == [b"v"]
+
+
+SECURE_SCRIPT = Path(__file__).resolve().parent / "kafkajs" / "secure.js"
+
+
+def run_secure(cluster: mockkafka.Cluster, tmp_path: Path, count: int = 50, **kw: Any) -> Any:
+    """Run secure.js with ``cluster.client_config("kafkajs", **kw)`` as its options."""
+    options = tmp_path / "kafkajs.json"
+    options.write_text(json.dumps(cluster.client_config("kafkajs", **kw)))
+    return run_node(SECURE_SCRIPT, str(options), unique("jss"), unique("jsg"), str(count))
+
+
+@pytest.mark.parametrize(
+    ("security_protocol", "mechanism"),
+    [
+        ("SSL", None),
+        ("SASL_PLAINTEXT", "PLAIN"),
+        ("SASL_PLAINTEXT", "SCRAM-SHA-256"),
+        ("SASL_SSL", "SCRAM-SHA-512"),
+    ],
+)
+def test_kafkajs_over_tls_and_sasl(
+    tmp_path: Path, security_protocol: str, mechanism: str | None
+) -> None:
+    """kafkajs with the options ``client_config("kafkajs")`` gives: an idempotent producer
+    and a consumer group over each listener kind; the broker saw the user authenticate."""
+    users = {"alice": "alice-secret"}
+    tls_auth = {"ssl_client_auth": "required"} if security_protocol == "SSL" else {}
+    sasl = {"users": users} if mechanism else {}
+    with mockkafka.Cluster(security_protocol=security_protocol, **tls_auth, **sasl) as cluster:
+        kw = {"user": "alice", "mechanism": mechanism} if mechanism else {}
+        result = run_secure(cluster, tmp_path, **kw)
+        assert result["acked"] == 50
+        assert sorted(result["seen"]) == sorted(f"s{i}" for i in range(50))
+        if mechanism:
+            handshakes = cluster.traffic.requests("SaslHandshake")
+            assert {h.request["mechanism"] for h in handshakes} == {mechanism}
+
+
+def test_kafkajs_with_a_wrong_password_is_refused(tmp_path: Path) -> None:
+    with mockkafka.Cluster(security_protocol="SASL_SSL", users={"alice": "right"}) as cluster:
+        options = cluster.client_config("kafkajs", user="alice", mechanism="SCRAM-SHA-256")
+        options["sasl"]["password"] = "wrong"
+        path = tmp_path / "kafkajs.json"
+        path.write_text(json.dumps(options))
+        result = run_node(SECURE_SCRIPT, str(path), unique("jss"), unique("jsg"), "1")
+        assert result["error"] == "KafkaJSSASLAuthenticationError", result
+        # SCRAM: the client-first message is answered, the proof is refused.
+        first, last = (
+            ex.response["error_code"] for ex in cluster.traffic.requests("SaslAuthenticate")
+        )
+        assert (first, last) == (0, ErrorCode.SASL_AUTHENTICATION_FAILED)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from mockkafka.spark import _artifact_name
+from mockkafka.spark import _artifact_name, _earlier_patches
 
 
 def test_loading_the_plugin_does_not_import_pyspark() -> None:
@@ -47,3 +47,11 @@ def test_spark_fixture_skips_naming_what_is_missing(
 )
 def test_jars_pyspark_ships_are_recognised_whatever_their_version(jar: str, name: str) -> None:
     assert _artifact_name(jar) == name
+
+
+def test_a_patch_release_without_its_connector_falls_back_within_its_line() -> None:
+    """pyspark 3.5.9 (Scala 2.12) tries 3.5.8, 3.5.7, ... newest first; never another line."""
+    assert _earlier_patches("3.5.9")[:3] == ["3.5.8", "3.5.7", "3.5.6"]
+    assert _earlier_patches("4.2.1") == ["4.2.0"]
+    assert _earlier_patches("4.3.0") == []
+    assert _earlier_patches("4.3.0.dev1") == []

@@ -6,6 +6,7 @@ streaming query died.
 
 from __future__ import annotations
 
+import ast
 import json
 import time
 from collections.abc import Callable, Iterable
@@ -93,6 +94,17 @@ def start_and_feed(
     return query
 
 
+def source_offsets(end: Any) -> dict[str, dict[str, int]]:
+    """A progress report's ``endOffset``: a dict, or a string holding one, which Spark 4.1+
+    writes as JSON and Spark 4.0 as a Python literal (``{'orders': {'0': 28}}``)."""
+    if not isinstance(end, str):
+        return dict(end)
+    try:
+        return dict(json.loads(end))
+    except json.JSONDecodeError:
+        return dict(ast.literal_eval(end))
+
+
 def stop_cleanly(query: Any, config: PipelineConfig, cluster: mockkafka.Cluster) -> int:
     """Stop the job once a committed micro-batch has read the input to its end (not in the
     middle of a batch); returns that batch's id."""
@@ -103,7 +115,7 @@ def stop_cleanly(query: Any, config: PipelineConfig, cluster: mockkafka.Cluster)
     def caught_up() -> int | None:
         for progress in reversed(query.recentProgress):
             end = progress["sources"][0]["endOffset"]
-            end = json.loads(end) if isinstance(end, str) else end
+            end = source_offsets(end)
             if progress["numInputRows"] and end == {config.input_topic: ends}:
                 return int(progress["batchId"]) + 1  # truthy for batch 0 too
         return None

@@ -17,7 +17,11 @@ func kgoClient(boot []string, opts ...kgo.Opt) (*kgo.Client, error) {
 		kgo.MetadataMinAge(100 * time.Millisecond),
 		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
 	}
-	return kgo.NewClient(append(base, opts...)...)
+	sec, err := kgoSecurity()
+	if err != nil {
+		return nil, err
+	}
+	return kgo.NewClient(append(append(base, sec...), opts...)...)
 }
 
 // kgoProduce: n records, idempotent (kgo's default), zstd, acks=all, synchronously flushed.

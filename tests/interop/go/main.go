@@ -31,6 +31,8 @@ func main() {
 		out, err = kgoTransact(ctx, boot, args[0], args[1], args[2], args[3], atoi(args[4]))
 	case "kadm":
 		out, err = kadmEveryday(ctx, boot, args[0])
+	case "kgo-share":
+		out, err = kgoShare(ctx, boot, args[0], args[1], atoi(args[2]))
 	case "sarama-produce":
 		out, err = saramaProduce(boot, args[0], atoi(args[1]))
 	case "sarama-group":

@@ -18,6 +18,9 @@ func saramaConfig() *sarama.Config {
 	cfg.Producer.Retry.Backoff = 50 * time.Millisecond
 	cfg.Producer.Return.Successes = true
 	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	if err := saramaSecurity(cfg); err != nil {
+		fail(err)
+	}
 	return cfg
 }
 

@@ -56,6 +56,15 @@ public final class Interop {
     p.put("reconnect.backoff.max.ms", "500");
     p.put("request.timeout.ms", "10000");
     p.put("default.api.timeout.ms", "30000");
+    // Security settings from cluster.client_config("java"), written by the test as a file.
+    String extra = System.getenv("INTEROP_CLIENT_PROPERTIES");
+    if (extra != null) {
+      try (java.io.FileInputStream in = new java.io.FileInputStream(extra)) {
+        p.load(in);
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
     return p;
   }
 

@@ -1,0 +1,30 @@
+"""KIP-932 share groups with franz-go's share consumer (kgo ``ShareGroup``) and
+``kadm.DescribeShareGroups``: franz-go negotiates the share APIs down to the v0 that mockkafka
+serves. ``go/share.go`` runs two share consumers of one group with explicit
+acknowledgement (the same scenario as the Java tier). Skips without Go or the modules."""
+
+from __future__ import annotations
+
+import pytest
+
+import mockkafka
+from tests.interop._build import Program, build_go
+from tests.interop._share_helpers import run_share_consumers
+from tests.interop.conftest import unique
+
+pytestmark = [pytest.mark.go, pytest.mark.interop]
+
+
+@pytest.fixture(scope="session")
+def go() -> Program:
+    return build_go()
+
+
+def test_two_franz_go_share_consumers_split_records_release_and_reject(
+    go: Program, cluster: mockkafka.Cluster
+) -> None:
+    topic, group = unique("gshare"), unique("gsg")
+    cluster.create_topic(topic, partitions=2, replication_factor=3)
+    result = run_share_consumers(go, cluster, topic, group, 40, prefix=("kgo-share",))
+    assert len(result["seen"]) == 2, f"both consumers should receive records: {result['seen']}"
+    assert cluster.traffic.requests("ShareAcknowledge", client_id="share-*")

@@ -1,0 +1,56 @@
+"""KIP-932 share groups with the Java client's KafkaShareConsumer (kafka-clients 4.0.x, the
+early-access release that speaks the v0 share APIs mockkafka serves).
+
+``java/share-src/ShareInterop.java`` runs two share consumers of one group with explicit
+acknowledgement; the test produces once both are members with their assignments, then checks
+what each consumer received against the broker's share-partition state. Skips, saying what
+is missing, without Java, Maven or the kafka-clients 4.0.x jars.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import mockkafka
+from tests.interop._build import KAFKA_CLIENTS_SHARE_VERSION, Program, build_java_share
+from tests.interop._share_helpers import run_share_consumers
+from tests.interop.conftest import unique
+
+pytestmark = [pytest.mark.java, pytest.mark.interop]
+
+
+@pytest.fixture(scope="session")
+def java_share() -> Program:
+    return build_java_share(KAFKA_CLIENTS_SHARE_VERSION)
+
+
+def test_two_share_consumers_split_records_release_redelivers_reject_does_not(
+    java_share: Program, cluster: mockkafka.Cluster
+) -> None:
+    topic, group = unique("jshare"), unique("jsg")
+    cluster.create_topic(topic, partitions=2, replication_factor=3)
+    result = run_share_consumers(java_share, cluster, topic, group, 40)
+    assert len(result["seen"]) == 2, f"both consumers should receive records: {result['seen']}"
+    assert cluster.traffic.requests("ShareAcknowledge")  # commitSync / close acknowledged
+    for error in ("INVALID_SHARE_SESSION_EPOCH", "SHARE_SESSION_NOT_FOUND", "INVALID_RECORD_STATE"):
+        assert not cluster.traffic.requests(with_error=error), error
+
+
+def test_share_consumers_ride_out_faults_on_the_share_apis(
+    java_share: Program, cluster: mockkafka.Cluster
+) -> None:
+    topic, group = unique("jsharef"), unique("jsgf")
+    cluster.create_topic(topic, partitions=2, replication_factor=3)
+    heartbeat = (
+        cluster.faults.on("ShareGroupHeartbeat", group=group)
+        .nth(3)
+        .error("COORDINATOR_NOT_AVAILABLE")
+    )
+    fetch = (
+        cluster.faults.on("ShareFetch", group=group, topic=topic, partition=1)
+        .once()
+        .error("NOT_LEADER_OR_FOLLOWER")
+    )
+    run_share_consumers(java_share, cluster, topic, group, 20)
+    assert (heartbeat.fired, fetch.fired) == (1, 1)
+    assert cluster.traffic.requests("ShareFetch", fault=fetch)
