@@ -540,12 +540,14 @@ def _each(
         return None, request, None
 
     def finish(result: Result) -> Result:
-        if isinstance(result, dict):
-            for o in result.get(outer_resp) or []:
-                add = extra.get(o.get(ident))
-                if add:
-                    o[check.answer] = list(o.get(check.answer) or []) + add
-        return result
+        if not isinstance(result, dict):
+            return result
+
+        def merged(o: Any) -> Any:
+            add = extra.get(o.get(ident))
+            return {**o, check.answer: list(o.get(check.answer) or []) + add} if add else o
+
+        return {**result, outer_resp: [merged(o) for o in result.get(outer_resp) or []]}
 
     return None, {**request, outer_req: new_outers}, finish
 
@@ -586,7 +588,8 @@ def _answers(ctx: RequestContext, request: Message, check: Each, denied: list[An
 def _appender(answer: str, entries: list[Any]) -> Finish:
     def finish(result: Result) -> Result:
         if isinstance(result, dict):
-            result[answer] = list(result.get(answer) or []) + entries
+            # A new dict: a handler's answer may be shared (cached), never edit it in place.
+            return {**result, answer: list(result.get(answer) or []) + entries}
         return result
 
     return finish
@@ -603,14 +606,16 @@ def _hide(ctx: RequestContext, request: Message, check: Hide) -> Finish:
             return result
         if check.within is None:
             if check.when is None or check.when(request):
-                result[check.answer] = visible(list(result.get(check.answer) or []))
+                return {**result, check.answer: visible(list(result.get(check.answer) or []))}
             return result
         outer_req, outer_resp, ident = check.within
         asked = {o.get(ident): o for o in request.get(outer_req) or []}
-        for o in result.get(outer_resp) or []:
-            req = asked.get(o.get(ident), {})
-            if check.when is None or check.when(req):
-                o[check.answer] = visible(list(o.get(check.answer) or []))
-        return result
+
+        def hidden(o: Any) -> Any:
+            if check.when is None or check.when(asked.get(o.get(ident), {})):
+                return {**o, check.answer: visible(list(o.get(check.answer) or []))}
+            return o
+
+        return {**result, outer_resp: [hidden(o) for o in result.get(outer_resp) or []]}
 
     return finish
