@@ -16,12 +16,13 @@ uses. The server calls :func:`gate` before the handler, only when the authorizer
 * :class:`Hide` -- the answer lists resources; the ones the principal may not describe are
   left out silently (ListGroups, ListTransactions, OffsetFetch of all topics).
 * :class:`Custom` -- a function for the few APIs whose rule fits none of these
-  (InitProducerId, CreateDelegationToken, DescribeDelegationToken).
-* :data:`IN_HANDLER` -- the handler makes the checks itself because they shape its answer
-  (Produce, Fetch, Metadata, FindCoordinator), and :data:`OPEN` -- nothing is authorized
-  (ApiVersions, the SASL exchange, telemetry, DescribeCluster).
+  (InitProducerId, CreateDelegationToken).
+* :data:`IN_HANDLER` -- the handler makes the checks itself (with :func:`allowed`) because
+  they shape its answer (Produce and Fetch per partition, Metadata, FindCoordinator, the ACL
+  APIs, DescribeDelegationToken, the share-group data path), and :data:`OPEN` -- nothing is
+  authorized (ApiVersions, the SASL exchange, telemetry, DescribeCluster).
 
-A new handler (share groups, say) adds its line to :data:`RULES`; see
+A new handler adds its line to :data:`RULES`; see
 ``tests/handlers/test_authz.py``. :func:`authorized_operations` computes KIP-430's
 ``authorized_operations`` bit fields.
 """
