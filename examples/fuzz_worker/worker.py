@@ -55,10 +55,17 @@ class InvoiceWorker:
 
     def run_batch(self, *, max_records: int = 10, timeout: float = 0.2) -> int:
         """Poll up to ``max_records`` orders and invoice them; returns how many were polled.
-        Raises WorkerCrashed when an invoice cannot be written or the commit fails."""
-        batch = [
-            m for m in self.consumer.consume(max_records, timeout=timeout) if m.error() is None
-        ]
+        Raises WorkerCrashed when an invoice cannot be written, the commit fails or the
+        consumer reports an error that will not go away by itself."""
+        batch = []
+        for m in self.consumer.consume(max_records, timeout=timeout):
+            err = m.error()
+            if err is None:
+                batch.append(m)
+            elif not err.retriable() and err.code() != KafkaError._PARTITION_EOF:
+                # e.g. TOPIC_AUTHORIZATION_FAILED on a fetch: librdkafka stops fetching that
+                # partition, so carrying on would leave its orders unprocessed for good.
+                raise WorkerCrashed(f"consumer error: {err}")
         if not batch:
             return 0
         if self.commit_before_processing:

@@ -62,3 +62,23 @@ def test_fuzzer_shrinks_the_commit_before_processing_bug_to_one_fault(
     assert replayed == plan == FaultPlan.from_yaml(plan.to_yaml())
     with pytest.raises(AssertionError, match="never invoiced"):
         example.check_every_order_invoiced(replayed, commit_before_processing=True)
+
+
+def test_fixed_worker_survives_the_refused_fetch_plan_the_fuzzer_found(
+    example: ModuleType,
+) -> None:
+    """A plan the property test once found against the 'fixed' worker, pasted as printed:
+    three Fetches refused with TOPIC_AUTHORIZATION_FAILED made librdkafka stop fetching
+    the partition while the worker ignored consumer errors, so nothing was invoiced. The
+    worker now treats a non-retriable consumer error as a crash, and its restart resumes."""
+    namespace = {**vars(mockkafka.scenario.model), **vars(mockkafka.faults.model)}
+    plan = eval(
+        "FaultPlan(steps=("
+        "Step(action=Fault(match=Match(api=('OffsetCommit',)), trigger=Trigger(),"
+        " actions=(Error(code='OFFSET_METADATA_TOO_LARGE'),))),"
+        " Step(action=Fault(match=Match(api=('Fetch',)), trigger=Trigger(times=3),"
+        " actions=(Error(code='TOPIC_AUTHORIZATION_FAILED'),)))),"
+        " topics=(('orders', 1), ('invoices', 1)))",
+        {**namespace, "FaultPlan": FaultPlan},
+    )
+    example.check_every_order_invoiced(plan)
