@@ -435,7 +435,7 @@ def verify_crc(header: BatchHeader, raw: BytesLike) -> bool:
 
     v2 batches use CRC32C over attributes..end; legacy messages zlib CRC32 over magic..end.
     """
-    view = _as_view(raw)
+    view = raw if type(raw) is memoryview and raw.format == "B" else _as_view(raw)
     if header.magic >= 2:
         actual: int = crc32c.crc32c(view[_V2_ATTR_POS:])
     else:

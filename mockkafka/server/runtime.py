@@ -67,6 +67,7 @@ from mockkafka.server.limits import (
     BIG_FRAME,
     QueuedBytes,
     accept_connections,
+    costly_blobs,
     keep_error,
     release_memory,
     validate_produce_off_loop,
@@ -550,7 +551,9 @@ class ClusterServer:
             else None
         )
         if hdr.api_key == PRODUCE_KEY:
-            await validate_produce_off_loop(ctx, req.body)
+            costly = costly_blobs(req.body)
+            if costly:
+                await validate_produce_off_loop(ctx, costly)
         ex = self.traffic.start(
             time_ms=now,
             broker_id=conn.broker_id,
