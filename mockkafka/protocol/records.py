@@ -620,7 +620,7 @@ _RUN_MIN: Final = 4
 _RUN_BACKOFF: Final = 8
 #: Window of the first strided comparison, doubled while runs fill it (so a batch whose
 #: records all differ costs little more than the plain loop).
-_RUN_START: Final = 32
+_RUN_START: Final = 64
 _RUN_MAX: Final = 1 << 16
 #: Bytes of a record whose values must repeat (lengths, header keys) beyond which the
 #: strided comparison is not worth it.
