@@ -588,6 +588,7 @@ def _check_v2_section(buf: bytes, count: int, base_offset: int) -> None:
     pos = 0
     i = 0
     cap = _RUN_START
+    backoff = _RUN_BACKOFF
     while i < count:
         if count - i < _RUN_MIN:
             pos = _check_records(buf, pos, i, count, count, base_offset)
@@ -600,13 +601,16 @@ def _check_v2_section(buf: bytes, count: int, base_offset: int) -> None:
         run, window = _uniform_run(buf, start, size, i, count, cap)
         pos += run * size
         i += run
-        if run == window:
+        if window and run == window:
             cap = min(cap * 2, _RUN_MAX)
-        else:  # the shape changed (or none to follow): go record by record for a while
+            backoff = _RUN_BACKOFF
+        else:  # the shape changed (or does not suit a run): go record by record for a while
             cap = _RUN_START
-            stop = min(count, i + _RUN_BACKOFF)
+            stop = min(count, i + backoff)
             pos = _check_records(buf, pos, i, stop, count, base_offset)
             i = stop
+            if run < _RUN_MIN:  # records of many shapes: try runs more and more rarely
+                backoff = min(backoff * 2, _RUN_MAX)
     if pos != n:
         raise ProtocolError(
             f"record batch at offset {base_offset}: {n - pos} bytes left after the "
@@ -615,8 +619,9 @@ def _check_v2_section(buf: bytes, count: int, base_offset: int) -> None:
 
 
 #: Fewer records than this left: check them one by one.
-_RUN_MIN: Final = 4
-#: Records checked one by one after a run ends on a record of another shape.
+_RUN_MIN: Final = 8
+#: Records checked one by one after a run ends on a record of another shape (doubled
+#: while runs stay short, so a batch of records of many shapes costs about the plain loop).
 _RUN_BACKOFF: Final = 8
 #: Window of the first strided comparison, doubled while runs fill it (so a batch whose
 #: records all differ costs little more than the plain loop).
