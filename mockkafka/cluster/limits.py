@@ -77,8 +77,23 @@ def _int(state: ClusterState, key: str) -> int:
         return int(LIMIT_DEFAULTS[key])
 
 
+_KEYS: Final = tuple(LIMIT_DEFAULTS)
+# Limits by the raw config values they were read from: limits() runs on every request.
+_BY_VALUES: dict[tuple[str | None, ...], Limits] = {}
+
+
 def limits(state: ClusterState) -> Limits:
     """The limits in force now (a value <= 0 means unlimited, as -1 does in Kafka)."""
+    values = tuple(map(state.broker_configs.get, _KEYS))
+    found = _BY_VALUES.get(values)
+    if found is None:
+        if len(_BY_VALUES) > 64:
+            _BY_VALUES.clear()
+        found = _BY_VALUES[values] = _read_limits(state)
+    return found
+
+
+def _read_limits(state: ClusterState) -> Limits:
     unlimited = 2**62
 
     def pos(key: str) -> int:

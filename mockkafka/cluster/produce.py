@@ -13,6 +13,7 @@ transactional batch may be written, appends, and wakes fetchers waiting on the p
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from typing import Final
 
@@ -45,6 +46,12 @@ UNCHECKED: Final = Unchecked()
 
 RecordsBlob = bytes | bytearray | memoryview
 
+_MAGIC_POS: Final = 16
+_ATTRIBUTES_LOW_POS: Final = 22  # the low byte of the int16 attributes (codec bits)
+_CODEC_MASK: Final = 0x07
+_LENGTH: Final = struct.Struct(">i")
+_COUNT: Final = struct.Struct(">i")
+
 
 #: Validation work one records blob may do on the event loop (records parsed, compressed
 #: bytes inflated, bytes scanned); a blob past any of them is validated on a worker thread
@@ -70,6 +77,13 @@ def validation_is_costly(data: RecordsBlob) -> bool:
     millisecond) to see whether it is bigger -- a bomb may hide in a few compressed bytes."""
     if len(data) > INLINE_BYTES:
         return True
+    if (
+        len(data) >= rec.V2_HEADER_SIZE
+        and data[_MAGIC_POS] == 2
+        and not data[_ATTRIBUTES_LOW_POS] & _CODEC_MASK
+        and _LENGTH.unpack_from(data, 8)[0] + rec.LOG_OVERHEAD == len(data)
+    ):  # one uncompressed v2 batch, what most clients send: its header says it all
+        return bool(_COUNT.unpack_from(data, rec.V2_HEADER_SIZE - 4)[0] > INLINE_RECORDS)
     try:
         batches = rec.split_batches(data, allow_partial=False)
     except ProtocolError:
@@ -132,7 +146,7 @@ def validate_batches(
         if header.magic >= 2 and header.records_count <= 0:
             return ProduceOutcome(ErrorCode.INVALID_RECORD, message="Batch holds no records")
         try:
-            rec.check_batch(raw, max_output_size=max_decompressed)
+            rec.check_entry(header, raw, max_output_size=max_decompressed)
         except UnsupportedCodecError as exc:
             return ProduceOutcome(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, message=str(exc))
         except ProtocolError as exc:

@@ -82,6 +82,7 @@ __all__ = [
     "UnsupportedCodecError",
     "assign_offsets",
     "check_batch",
+    "check_entry",
     "decode_batch",
     "decode_control_record",
     "decode_records",
@@ -434,7 +435,7 @@ def verify_crc(header: BatchHeader, raw: BytesLike) -> bool:
 
     v2 batches use CRC32C over attributes..end; legacy messages zlib CRC32 over magic..end.
     """
-    view = _as_view(raw)
+    view = raw if type(raw) is memoryview and raw.format == "B" else _as_view(raw)
     if header.magic >= 2:
         actual: int = crc32c.crc32c(view[_V2_ATTR_POS:])
     else:
@@ -577,16 +578,169 @@ def _decode_v2_records(
 def _check_v2_section(buf: bytes, count: int, base_offset: int) -> None:
     """Check a v2 records section as :func:`_decode_v2_records` reads it -- every length,
     varint, header key, and offset deltas counting 0, 1, 2, ... -- without building a
-    single object (the produce path validates every batch; this is its hot loop)."""
+    single object (the produce path validates every batch; this is its hot path).
+
+    Records of one producer batch mostly share one shape (same lengths, headers, varint
+    widths); after checking one record field by field, :func:`_uniform_run` checks the
+    records that follow it with a handful of strided byte comparisons (C loops), and the
+    per-record loop (:func:`_check_records`) takes over where the shape changes."""
     n = len(buf)
     pos = 0
-    slow = _read_varint_slow
     i = 0
+    cap = _RUN_START
+    backoff = _RUN_BACKOFF
+    while i < count:
+        if count - i < _RUN_MIN:
+            pos = _check_records(buf, pos, i, count, count, base_offset)
+            i = count
+            break
+        start = pos
+        pos = _check_records(buf, pos, i, i + 1, count, base_offset)  # the run's first, checked
+        i += 1
+        size = pos - start
+        run, window = _uniform_run(buf, start, size, i, count, cap)
+        pos += run * size
+        i += run
+        if window and run == window:
+            cap = min(cap * 2, _RUN_MAX)
+            backoff = _RUN_BACKOFF
+        else:  # the shape changed (or does not suit a run): go record by record for a while
+            cap = _RUN_START
+            stop = min(count, i + backoff)
+            pos = _check_records(buf, pos, i, stop, count, base_offset)
+            i = stop
+            if run < _RUN_MIN:  # records of many shapes: try runs more and more rarely
+                backoff = min(backoff * 2, _RUN_MAX)
+    if pos != n:
+        raise ProtocolError(
+            f"record batch at offset {base_offset}: {n - pos} bytes left after the "
+            f"{count} records it declares"
+        )
+
+
+#: Fewer records than this left: check them one by one.
+_RUN_MIN: Final = 8
+#: Records checked one by one after a run ends on a record of another shape (doubled
+#: while runs stay short, so a batch of records of many shapes costs about the plain loop).
+_RUN_BACKOFF: Final = 8
+#: Window of the first strided comparison, doubled while runs fill it (so a batch whose
+#: records all differ costs little more than the plain loop).
+_RUN_START: Final = 64
+_RUN_MAX: Final = 1 << 16
+#: Bytes of a record whose values must repeat (lengths, header keys) beyond which the
+#: strided comparison is not worth it.
+_RUN_MAX_FIXED: Final = 48
+# Zigzag varint bytes of offset deltas 0..8191: one byte below 64, two bytes below 8192.
+_DELTA_1: Final = bytes(2 * i for i in range(64))
+_DELTA_2_LOW: Final = bytes(((2 * i) & 0x7F) | 0x80 for i in range(8192))
+_DELTA_2_HIGH: Final = bytes((2 * i) >> 7 for i in range(8192))
+# bytes.translate tables: a continuation byte (>= 0x80) becomes 1, any other byte 0.
+_CONTINUES: Final = bytes(int(b >= 0x80) for b in range(256))
+
+
+def _varint_width(buf: bytes, pos: int) -> int:
+    """Bytes of the varint at ``pos`` (of a record already checked)."""
+    w = 1
+    while buf[pos + w - 1] >= 0x80:
+        w += 1
+    return w
+
+
+def _uniform_run(
+    buf: bytes, start: int, size: int, i: int, count: int, cap: int
+) -> tuple[int, int]:
+    """How many of the records ``i``, ``i + 1``, ... (at ``start + size``, ...) are shaped
+    exactly as the checked record at ``start`` (``size`` bytes, index ``i - 1``), each
+    with offset delta equal to its index -- so the field-by-field check would accept them.
+    Returns (records verified, records looked at).
+
+    "Shaped exactly" means: the same bytes wherever the record-by-record check reads a
+    length, a count or a header key; a timestamp delta varint of the same width (any
+    value: it cannot overflow at 9 bytes or fewer); the canonical offset delta of each
+    index, of the same width. Keys, values and header values are payload, never read."""
+    # The layout of the template record: (relative position, byte) that must repeat, and
+    # where the timestamp and offset deltas are.
+    p = start
+    fixed: list[int] = []
+    w = _varint_width(buf, p)
+    fixed.extend(range(w))  # record length
+    p += w + 1  # attributes: not read
+    ts_at = p - start
+    ts_width = _varint_width(buf, p)
+    if ts_width > 9:
+        return 0, 0
+    p += ts_width
+    delta_at = p - start
+    delta_width = _varint_width(buf, p)
+    first = i - 1
+    if delta_width == 1 and first < 64:
+        seg_end = 64
+    elif delta_width == 2 and 64 <= first < 8192:
+        seg_end = 8192
+    else:
+        return 0, 0
+    p += delta_width
+    for _ in range(2):  # key, value: the length repeats, the bytes are payload
+        w = _varint_width(buf, p)
+        fixed.extend(range(p - start, p - start + w))
+        length, p = _read_varint(buf, p)
+        p += max(length, 0)
+    w = _varint_width(buf, p)
+    fixed.extend(range(p - start, p - start + w))
+    headers, p = _read_varint(buf, p)
+    for _ in range(headers):
+        length, q = _read_varint(buf, p)
+        fixed.extend(range(p - start, q + length - start))  # header key length and key
+        p = q + length
+        w = _varint_width(buf, p)
+        fixed.extend(range(p - start, p - start + w))
+        length, p = _read_varint(buf, p)
+        p += max(length, 0)
+    if len(fixed) > _RUN_MAX_FIXED:
+        return 0, 0
+    base = start + size
+    window = min(cap, count - i, seg_end - i, (len(buf) - base) // size)
+    if window <= 0:
+        return 0, 0
+    end = base + window * size
+    run = window
+    for r in fixed:
+        b = buf[start + r]
+        column = buf[base + r : end : size]
+        if column.count(b) != window:
+            run = min(run, window - len(column.lstrip(bytes((b,)))))
+    for k in range(ts_width):
+        flags = buf[base + ts_at + k : end : size].translate(_CONTINUES)
+        bad = flags.find(0 if k < ts_width - 1 else 1)
+        if bad >= 0:
+            run = min(run, bad)
+    if delta_width == 1:
+        expected = [_DELTA_1[i : i + window]]
+    else:
+        expected = [_DELTA_2_LOW[i : i + window], _DELTA_2_HIGH[i : i + window]]
+    for k, want in enumerate(expected):
+        column = buf[base + delta_at + k : end : size]
+        if column != want:
+            run = min(run, next(j for j in range(window) if column[j] != want[j]))
+    return run, window
+
+
+def _check_records(
+    buf: bytes, pos: int, first: int, stop: int, count: int, base_offset: int
+) -> int:
+    """Check records ``first`` .. ``stop - 1`` (of ``count``) one by one, from ``pos``;
+    returns the position after them. Raises ProtocolError naming the record."""
+    n = len(buf)
+    slow = _read_varint_slow
+    i = first
     try:
-        for i in range(count):
+        for i in range(first, stop):
             b = buf[pos]
             if b < 0x80:
                 length, pos = (b >> 1) ^ -(b & 1), pos + 1
+            elif buf[pos + 1] < 0x80:
+                v = (b & 0x7F) | (buf[pos + 1] << 7)
+                length, pos = (v >> 1) ^ -(v & 1), pos + 2
             else:
                 length, pos = slow(buf, pos, 5, 32)
             end = pos + length
@@ -596,6 +750,8 @@ def _check_v2_section(buf: bytes, count: int, base_offset: int) -> None:
             b = buf[pos]
             if b < 0x80:
                 pos += 1
+            elif buf[pos + 1] < 0x80:
+                pos += 2
             else:
                 pos = slow(buf, pos, 10, 64)[1]
             b = buf[pos]
@@ -609,6 +765,9 @@ def _check_v2_section(buf: bytes, count: int, base_offset: int) -> None:
                 b = buf[pos]
                 if b < 0x80:
                     size, pos = (b >> 1) ^ -(b & 1), pos + 1
+                elif buf[pos + 1] < 0x80:
+                    v = (b & 0x7F) | (buf[pos + 1] << 7)
+                    size, pos = (v >> 1) ^ -(v & 1), pos + 2
                 else:
                     size, pos = slow(buf, pos, 5, 32)
                 if size >= 0:
@@ -646,11 +805,7 @@ def _check_v2_section(buf: bytes, count: int, base_offset: int) -> None:
         ) from None
     except ProtocolError as exc:
         raise ProtocolError(f"record batch at offset {base_offset}, record {i}: {exc}") from None
-    if pos != n:
-        raise ProtocolError(
-            f"record batch at offset {base_offset}: {n - pos} bytes left after the "
-            f"{count} records it declares"
-        )
+    return pos
 
 
 def check_batch(raw: BytesLike, *, max_output_size: int = DEFAULT_MAX_OUTPUT_SIZE) -> BatchHeader:
@@ -663,13 +818,20 @@ def check_batch(raw: BytesLike, *, max_output_size: int = DEFAULT_MAX_OUTPUT_SIZ
     if len(batches) != 1:
         raise ProtocolError(f"expected exactly one batch, found {len(batches)}")
     header, view = batches[0]
-    if header.magic < 2:
-        _decode(header, view, False, max_output_size)
-        return header
-    _check_v2_section(
-        _v2_section(header, view, max_output_size), header.records_count, header.base_offset
-    )
+    check_entry(header, view, max_output_size=max_output_size)
     return header
+
+
+def check_entry(
+    header: BatchHeader, raw: memoryview, *, max_output_size: int = DEFAULT_MAX_OUTPUT_SIZE
+) -> None:
+    """:func:`check_batch` of an entry :func:`split_batches` returned (not split again)."""
+    if header.magic < 2:
+        _decode(header, raw, False, max_output_size)
+        return
+    _check_v2_section(
+        _v2_section(header, raw, max_output_size), header.records_count, header.base_offset
+    )
 
 
 # One legacy message parsed from a buffer: offset, magic, attributes, timestamp, crc,

@@ -38,3 +38,9 @@ class Connection:
     # one write (see ClusterServer.flush).
     out: bytearray = field(default_factory=bytearray)
     requests: int = 0  # requests read so far
+    # The socket's file descriptor on plain TCP (read and written directly), -1 for TLS.
+    fd: int = -1
+    # Trio time since when the connection waits for a request; None while it is busy.
+    idle_since: float | None = None
+    # Cancelled to close the connection (idle past connections.max.idle.ms).
+    scope: trio.CancelScope | None = None

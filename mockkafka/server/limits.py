@@ -142,12 +142,16 @@ def keep_error(errors: list[BaseException], exc: BaseException) -> bool:
     return True
 
 
-async def validate_produce_off_loop(ctx: RequestContext, request: Message) -> None:
-    """Validate the costly blobs of a Produce request on a worker thread; the verdicts go
-    to ``ctx.records_verdicts`` for the handler (cheap blobs are validated by it)."""
-    costly = [b for b in produce_blobs(request) if validation_is_costly(b)]
-    if not costly:
-        return
+def costly_blobs(request: Message) -> list[Any]:
+    """The records blobs of a Produce request that :func:`validate_produce_off_loop` must
+    validate on a worker thread (usually none: then nothing needs awaiting)."""
+    return [b for b in produce_blobs(request) if validation_is_costly(b)]
+
+
+async def validate_produce_off_loop(ctx: RequestContext, costly: list[Any]) -> None:
+    """Validate the ``costly`` blobs (see :func:`costly_blobs`) of a Produce request on a
+    worker thread; the verdicts go to ``ctx.records_verdicts`` for the handler (cheap blobs
+    are validated by it)."""
     cap = limits(ctx.cluster).max_decompressed_batch_bytes
 
     def work() -> dict[int, Any]:

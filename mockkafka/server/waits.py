@@ -56,11 +56,18 @@ class StateSignal:
         self.version = 0
         self._cond = threading.Condition()
         self._callbacks: list[Callable[[], None]] = []
+        self._sleepers = 0  # threads in wait_sync (counted before they read the version)
 
     def notify(self) -> None:
-        """The cluster changed: wake every waiter (call on the cluster's loop)."""
+        """The cluster changed: wake every waiter (call on the cluster's loop).
+
+        Called after every request, so it takes the lock only when someone waits: a waiter
+        counts itself (or registers its callback) under the lock *before* it reads the
+        version, so a waiter that read the old version is seen here after the bump."""
+        self.version += 1
+        if not self._sleepers and not self._callbacks:
+            return
         with self._cond:
-            self.version += 1
             callbacks, self._callbacks = self._callbacks, []
             self._cond.notify_all()
         for cb in callbacks:
@@ -69,8 +76,12 @@ class StateSignal:
     def wait_sync(self, seen: int, timeout: float) -> None:
         """Block this thread until the version moves past ``seen`` or ``timeout`` passes."""
         with self._cond:
-            if self.version == seen:
-                self._cond.wait(min(timeout, MAX_SLICE_S))
+            self._sleepers += 1
+            try:
+                if self.version == seen:
+                    self._cond.wait(min(timeout, MAX_SLICE_S))
+            finally:
+                self._sleepers -= 1
 
     def _register(self, seen: int, cb: Callable[[], None]) -> bool:
         with self._cond:
