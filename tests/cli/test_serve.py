@@ -42,28 +42,32 @@ def serving(*args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
         proc.wait(10)
 
 
+def round_trip(bootstrap: str, topic: str, partitions: int, count: int) -> None:
+    """confluent-kafka writes ``count`` messages across ``partitions`` of ``topic`` and reads
+    every one back (bounded: 15 s)."""
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    for i in range(count):
+        p.produce(topic, value=b"m%d" % i, partition=i % partitions)
+    assert p.flush(10) == 0
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "cli", "enable.auto.commit": False})
+    try:
+        c.assign([TopicPartition(topic, i, 0) for i in range(partitions)])
+        got: list[bytes] = []
+        deadline = time.monotonic() + 15
+        while len(got) < count and time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is not None and not m.error():
+                got.append(m.value())
+        assert sorted(got) == sorted(b"m%d" % i for i in range(count))
+    finally:
+        c.close()
+
+
 def test_serve_prints_bootstrap_and_serves_a_real_client_then_stops_on_sigterm() -> None:
     with serving("--brokers", "3", "--topic", "orders:3:3") as (proc, bootstrap):
         assert len(bootstrap.split(",")) == 3
         assert all(h.startswith("127.0.0.1:") for h in bootstrap.split(","))
-        p = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
-        for i in range(30):
-            p.produce("orders", value=b"m%d" % i, partition=i % 3)
-        assert p.flush(10) == 0
-        c = Consumer(
-            {"bootstrap.servers": bootstrap, "group.id": "cli", "enable.auto.commit": False}
-        )
-        try:
-            c.assign([TopicPartition("orders", i, 0) for i in range(3)])
-            got: list[bytes] = []
-            deadline = time.monotonic() + 15
-            while len(got) < 30 and time.monotonic() < deadline:
-                m = c.poll(0.5)
-                if m is not None and not m.error():
-                    got.append(m.value())
-            assert sorted(got) == sorted(b"m%d" % i for i in range(30))
-        finally:
-            c.close()
+        round_trip(bootstrap, "orders", 3, 30)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0
 

@@ -186,45 +186,13 @@ def test_quickstart_serve_command_serves_a_real_client() -> None:
     installed) serves the topic it names to confluent-kafka and stops on Ctrl-C."""
     import shlex
     import signal
-    import subprocess
-    import sys
 
-    from confluent_kafka import TopicPartition
+    from tests.cli.test_serve import round_trip, serving
 
-    serve = quickstart_commands()[0].split(" && ", 1)[1]
-    argv = shlex.split(serve)
+    argv = shlex.split(quickstart_commands()[0].split(" && ", 1)[1])
     assert argv[:2] == ["mockkafka", "serve"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mockkafka.cli", *argv[1:]],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().strip()
-        assert line.startswith("bootstrap.servers="), line
-        bootstrap = line.split("=", 1)[1]
+    with serving(*argv[2:]) as (proc, bootstrap):
         assert len(bootstrap.split(",")) == 3
-        p = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
-        for i in range(60):
-            p.produce("orders", value=b"o%d" % i, partition=i % 6)
-        assert p.flush(10) == 0
-        c = Consumer({"bootstrap.servers": bootstrap, "group.id": "quickstart"})
-        try:
-            c.assign([TopicPartition("orders", i, 0) for i in range(6)])
-            got: list[bytes] = []
-            deadline = time.monotonic() + 15
-            while len(got) < 60 and time.monotonic() < deadline:
-                m = c.poll(0.5)
-                if m is not None and not m.error():
-                    got.append(m.value())
-            assert sorted(got) == sorted(b"o%d" % i for i in range(60))
-        finally:
-            c.close()
+        round_trip(bootstrap, "orders", 6, 60)
         proc.send_signal(signal.SIGINT)
         assert proc.wait(10) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(10)
