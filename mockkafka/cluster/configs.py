@@ -727,6 +727,16 @@ def describe_broker_logger(
     ]
 
 
+def apply_changes(stored: dict[str, str], changes: Mapping[str, object | None]) -> None:
+    """Set each key of ``changes`` in ``stored`` (as text), or remove it where the value is
+    None (back to its default): what every "set configs" verb does once values are valid."""
+    for key, value in changes.items():
+        if value is None:
+            stored.pop(key, None)
+        else:
+            stored[key] = str(value)
+
+
 def resource_configs(state: ClusterState, rtype: ResourceType, name: str) -> dict[str, str]:
     """The stored configs of a GROUP or CLIENT_METRICS resource (created on first use)."""
     return state.dynamic_configs.resources.setdefault((int(rtype), name), {})
@@ -990,12 +1000,7 @@ def set_group_configs(
             if problem is not None:
                 raise ConfigError(f"{where}[{key!r}]: {problem.message}")
         changes[key] = value
-    stored = resource_configs(state, ResourceType.GROUP, group)
-    for key, value in changes.items():
-        if value is None:
-            stored.pop(key, None)
-        else:
-            stored[key] = value
+    apply_changes(resource_configs(state, ResourceType.GROUP, group), changes)
     state.notify(("configs", "group", group))
 
 

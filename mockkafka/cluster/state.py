@@ -38,6 +38,7 @@ from mockkafka.cluster.configs import (
     TOPIC_DEFAULTS,
     TOPIC_TO_BROKER,
     DynamicConfigs,
+    apply_changes,
     derived_broker_configs,
     validate_topic_config,
 )
@@ -591,11 +592,7 @@ class ClusterState:
             problem = validate_topic_config(k, str(v), self.config.kafka_version)
             if problem is not None:
                 raise KafkaApiError(ErrorCode.INVALID_CONFIG, problem.message)
-        for k, v in configs.items():
-            if v is None:
-                t.configs.pop(k, None)
-            else:
-                t.configs[k] = str(v)
+        apply_changes(t.configs, configs)
         self.emit_event("config_changed", topic=name)
         return t
 
@@ -613,11 +610,7 @@ class ClusterState:
         if broker is not None:
             self.broker(broker)
         new = current_dynamic(self, ResourceType.BROKER, name)
-        for k, v in configs.items():
-            if v is None:
-                new.pop(k, None)
-            else:
-                new[k] = v
+        apply_changes(new, configs)
         validate_configs(
             self, ResourceType.BROKER, name, {k: v for k, v in configs.items() if v is not None}
         )
