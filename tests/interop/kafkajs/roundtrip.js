@@ -1,5 +1,6 @@
 // kafkajs against a mockkafka cluster: admin, producer (gzip), consumer group, commit.
 // Usage: node roundtrip.js BOOTSTRAP TOPIC GROUP COUNT   -> prints one JSON line.
+const { consumeAll } = require("./consume");
 const { Kafka, CompressionTypes, logLevel } = require("kafkajs");
 
 async function main() {
@@ -27,26 +28,7 @@ async function main() {
   await producer.send({ topic, messages, acks: -1, compression: CompressionTypes.GZIP });
   await producer.disconnect();
 
-  const consumer = kafka.consumer({ groupId: group, sessionTimeout: 10000, heartbeatInterval: 500 });
-  await consumer.connect();
-  await consumer.subscribe({ topics: [topic], fromBeginning: true });
-  const seen = [];
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`timed out with ${seen.length}`)), 20000);
-    consumer
-      .run({
-        eachMessage: async ({ message }) => {
-          seen.push(message.value.toString());
-          if (seen.length >= count) {
-            clearTimeout(timer);
-            resolve();
-          }
-        },
-      })
-      .catch(reject);
-  });
-  await consumer.commitOffsets([]); // flush auto-commit state
-  await consumer.disconnect();
+  const seen = await consumeAll(kafka, topic, group, count);
   console.log(
     JSON.stringify({ created, partitions: metadata.topics[0].partitions.length, seen })
   );

@@ -4,6 +4,7 @@
 //   {"acked": N, "seen": [...]} after producing and consuming COUNT messages in a group, or
 //   {"error": "<kafkajs error name>", "type": "<broker error type>"} when the client is refused.
 const fs = require("fs");
+const { consumeAll } = require("./consume");
 const { Kafka, logLevel } = require("kafkajs");
 
 async function main() {
@@ -30,25 +31,7 @@ async function main() {
   const acks = await producer.send({ topic, messages, acks: -1 });
   await producer.disconnect();
 
-  const consumer = kafka.consumer({ groupId: group, sessionTimeout: 10000, heartbeatInterval: 500 });
-  await consumer.connect();
-  await consumer.subscribe({ topics: [topic], fromBeginning: true });
-  const seen = [];
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`timed out with ${seen.length}`)), 20000);
-    consumer
-      .run({
-        eachMessage: async ({ message }) => {
-          seen.push(message.value.toString());
-          if (seen.length >= count) {
-            clearTimeout(timer);
-            resolve();
-          }
-        },
-      })
-      .catch(reject);
-  });
-  await consumer.disconnect();
+  const seen = await consumeAll(kafka, topic, group, count);
   return { acked: acks.length > 0 ? count : 0, seen };
 }
 
