@@ -68,6 +68,12 @@ def test_partial_trailing_batches_are_read_again(
 
     def cut_fetches() -> None:
         rules.append(kafka_cluster.faults.on("Fetch").times(4).partial_trailing_batch())
+        # A caught-up consumer's fetch returns the one batch just written, with nothing
+        # after it to cut: hold the next fetches of "orders" back a moment, so that
+        # several of the small batches below are in the log when they are read.
+        kafka_cluster.faults.on("Fetch", topic="orders").times(6).delay(
+            ms=1500, before_processing=True
+        )
 
     # Many small batches, so a fetch response holds several and its last can be cut.
     run_with(spark, kafka_cluster, pipeline_config, cut_fetches, seed=22, chunk=3)
