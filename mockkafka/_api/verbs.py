@@ -356,8 +356,8 @@ class ClusterVerbs:
     """The verbs shared by :class:`~mockkafka.Cluster` and :class:`~mockkafka.AsyncCluster`.
 
     Sections follow docs/vocabulary.md: topics and partitions, replication, groups,
-    transactions, coordinators, configs, ACLs. Brokers, faults, traffic and the waits are on the
-    two cluster classes.
+    transactions, coordinators, configs, ACLs. Brokers, faults, traffic and the waits are on
+    the two cluster classes.
     """
 
     _state: ClusterState
