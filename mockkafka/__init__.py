@@ -43,6 +43,7 @@ if _typing.TYPE_CHECKING:
     from mockkafka.scenario.model import Scenario, ScenarioError
     from mockkafka.server.traffic import Exchange, TrafficLog
     from mockkafka.views import (
+        AclView,
         BrokerView,
         GroupView,
         MemberView,
@@ -55,6 +56,7 @@ if _typing.TYPE_CHECKING:
 
 # Public name -> the module that defines it.
 _EXPORTS: dict[str, str] = {
+    "AclView": "mockkafka.views",
     "AsyncCluster": "mockkafka._api.cluster",
     "BrokerError": "mockkafka.errors",
     "BrokerView": "mockkafka.views",
@@ -89,6 +91,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "AclView",
     "AsyncCluster",
     "BrokerError",
     "BrokerView",

@@ -11,9 +11,10 @@ the log *now* (a query, not part of the snapshot).
 * :class:`GroupView` / :class:`MemberView` -- a consumer group and its members;
 * :class:`ShareGroupView` / :class:`SharePartitionView` -- a KIP-932 share group, its
   members and the delivery state of each topic-partition it consumes;
-* :class:`TransactionView` -- a transactional id as the coordinator holds it.
+* :class:`TransactionView` -- a transactional id as the coordinator holds it;
+* :class:`AclView` -- one ACL: who may (or may not) do what on which resource.
 
-The builders (``topic_view``, ``transaction_view``) are sans-IO: they read state objects
+The builders (``topic_view``, ``transaction_view``, ``acl_view``) are sans-IO: they read state objects
 and must run on the loop that owns them.
 """
 
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from mockkafka.errors import KafkaApiError
 
 if TYPE_CHECKING:
+    from mockkafka.cluster.acls import AclBinding
     from mockkafka.cluster.coordinators import Coordinators
     from mockkafka.cluster.groups_common import OffsetAndMetadata
     from mockkafka.cluster.state import Broker, Topic
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
     from mockkafka.protocol.records import Record
 
 __all__ = [
+    "AclView",
     "BrokerView",
     "GroupView",
     "MemberView",
@@ -47,6 +50,7 @@ __all__ = [
     "SharePartitionView",
     "TopicView",
     "TransactionView",
+    "acl_view",
     "topic_view",
     "transaction_view",
 ]
@@ -407,6 +411,46 @@ def transaction_view(coordinators: Coordinators, txn: TransactionMetadata) -> Tr
         },
         history=tuple(txn.history),
         coordinator=coordinators.coordinator(TRANSACTION, txn.transactional_id),
+    )
+
+
+# -- ACLs --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AclView:
+    """One ACL: ``principal`` connecting from ``host`` is allowed or denied (``permission``
+    ``"ALLOW"`` / ``"DENY"``) ``operation`` (``"WRITE"``, ``"ALL"``, ...) on the resources
+    of ``resource_type`` (``"TOPIC"``, ``"GROUP"``, ``"TRANSACTIONAL_ID"``, ``"CLUSTER"``,
+    ...) named ``resource_name`` (``pattern`` ``"LITERAL"``, ``"*"`` meaning every one) or
+    starting with it (``"PREFIXED"``). From ``cluster.acls(...)``."""
+
+    principal: str
+    host: str
+    operation: str
+    permission: str
+    resource_type: str
+    resource_name: str
+    pattern: str
+
+    def summary(self) -> str:
+        """``ALLOW User:alice WRITE on TOPIC orders (LITERAL) from *``."""
+        return (
+            f"{self.permission} {self.principal} {self.operation} on {self.resource_type} "
+            f"{self.resource_name} ({self.pattern}) from {self.host}"
+        )
+
+
+def acl_view(acl: AclBinding) -> AclView:
+    """Snapshot ``acl`` (bindings are immutable: any thread)."""
+    return AclView(
+        acl.principal,
+        acl.host,
+        acl.operation.name,
+        acl.permission_type.name,
+        acl.resource_type.name,
+        acl.resource_name,
+        acl.pattern_type.name,
     )
 
 

@@ -307,9 +307,9 @@ class Cluster(_ClusterBase):
         self.start_broker(broker)
 
     def reset(self) -> None:
-        """Clear topics, groups, transactions, fault rules and traffic, start stopped brokers
-        again, and keep every broker's port: a shared cluster becomes a fresh one for the
-        next test (clients of the previous test should be closed by then)."""
+        """Clear topics, groups, transactions, ACLs, fault rules and traffic, start stopped
+        brokers again, and keep every broker's port: a shared cluster becomes a fresh one for
+        the next test (clients of the previous test should be closed by then)."""
         for broker in self._call(self._reset_state):
             self.start_broker(broker)
 
@@ -492,8 +492,8 @@ class AsyncCluster(_ClusterBase):
         await self._server.start_broker(broker)
 
     async def reset(self) -> None:
-        """Clear topics, groups, transactions, fault rules and traffic, start stopped brokers
-        again, and keep every broker's port (see :meth:`Cluster.reset`)."""
+        """Clear topics, groups, transactions, ACLs, fault rules and traffic, start stopped
+        brokers again, and keep every broker's port (see :meth:`Cluster.reset`)."""
         for broker in self._call(self._reset_state):
             await self._server.start_broker(broker)
 

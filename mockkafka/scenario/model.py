@@ -33,6 +33,8 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from mockkafka._api.verbs import GROUP_STATES as _GROUP_STATES
+from mockkafka._api.verbs import AclArgumentError, acl_bindings, acl_filters
+from mockkafka.cluster.acls import AclPermissionType
 from mockkafka.cluster.transactions import STATE_NAMES
 from mockkafka.errors import ConfigError
 from mockkafka.faults.model import (
@@ -194,6 +196,8 @@ CAPS = "caps"  # {api name: version}
 OFFSETS = "offsets"  # [{topic, partition, offset}]
 HEADERS = "headers"  # [[key, value]]
 ASSIGNMENTS = "assignments"  # [[broker, ...], ...] one replica list per partition
+BOOL = "boolean"  # true / false
+OPERATIONS = "operations"  # an ACL operation name or a list of them
 ANY = "any"
 
 
@@ -208,6 +212,20 @@ class Param:
 
 def _p(name: str, kind: str, required: bool = True) -> Param:
     return Param(name, kind, required)
+
+
+def _acl_params(*, required: bool) -> tuple[Param, ...]:
+    """``principal``, ``operations`` and the resource of the ACL verbs."""
+    return (
+        _p("principal", STR, required),
+        _p("operations", OPERATIONS, required),
+        _p("topic", STR, False),
+        _p("group", STR, False),
+        _p("transactional_id", STR, False),
+        _p("cluster", BOOL, False),
+        _p("prefixed", BOOL, False),
+        _p("host", STR, False),
+    )
 
 
 #: Every cluster verb a scenario step may call, with exactly the Python keyword names.
@@ -263,10 +281,15 @@ VERBS: dict[str, tuple[Param, ...]] = {
     ),
     "set_topic_config": (_p("topic", STR), _p("configs", STR_MAP)),
     "set_group_config": (_p("group", STR), _p("configs", STR_MAP)),
+    "allow": _acl_params(required=True),
+    "deny": _acl_params(required=True),
+    "remove_acls": (*_acl_params(required=False), _p("permission", STR, False)),
 }
 
 #: Verbs taking ``group`` and ``transactional_id`` of which at most (or exactly) one is given.
 COORDINATOR_VERBS = ("move_coordinator", "coordinator_loading")
+#: Verbs making or removing ACLs (their arguments are checked as the Python verbs check them).
+ACL_VERBS = ("allow", "deny", "remove_acls")
 
 
 def _check_kind(kind: str, value: Any, path: Path) -> Any:
@@ -280,6 +303,15 @@ def _check_kind(kind: str, value: Any, path: Path) -> Any:
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             raise bad("a string")
         return str(value)
+    if kind == BOOL:
+        if not isinstance(value, bool):
+            raise bad("true or false")
+        return value
+    if kind == OPERATIONS:
+        ops = [value] if isinstance(value, str) else value
+        if not isinstance(ops, list | tuple) or not ops or not all(isinstance(o, str) for o in ops):
+            raise bad("an operation name or a list of them, e.g. write or [read, describe]")
+        return value if isinstance(value, str) else tuple(ops)
     if kind in (INT, MS):
         if not is_int(value) or value < 0:
             raise bad("an integer >= 0")
@@ -412,6 +444,8 @@ def _thaw(kind: str, v: Any) -> Any:
         return [{"topic": t, "partition": p, "offset": o} for t, p, o in v]
     if kind in (BROKERS, HEADERS, ASSIGNMENTS):
         return [list(x) if isinstance(x, tuple) else x for x in v]
+    if kind == OPERATIONS and isinstance(v, tuple):
+        return list(v)
     return v
 
 
@@ -445,11 +479,27 @@ def check_verb(name: str, args: Mapping[str, Any], path: Path) -> tuple[tuple[st
         given = [k for k in ("group", "transactional_id") if args.get(k) is not None]
         if len(given) > 1 or (name == "move_coordinator" and not given):
             raise ScenarioError(vpath, f"{name} takes exactly one of 'group', 'transactional_id'")
-    return tuple(
+    checked = tuple(
         (p.name, _check_kind(p.kind, args[p.name], (*vpath, p.name)))
         for p in params
         if p.name in args
     )
+    if name in ACL_VERBS:
+        _check_acl_verb(name, dict(checked), vpath)
+    return checked
+
+
+def _check_acl_verb(name: str, args: dict[str, Any], vpath: Path) -> None:
+    """Check an ACL verb's arguments as ``cluster.allow(...)`` would, now (not when the
+    step runs); the error names the argument at fault."""
+    try:
+        if name == "remove_acls":
+            acl_filters(name, **args)
+        else:
+            perm = AclPermissionType.ALLOW if name == "allow" else AclPermissionType.DENY
+            acl_bindings(name, perm, **args)
+    except AclArgumentError as exc:
+        raise ScenarioError(vpath if exc.arg is None else (*vpath, exc.arg), exc.detail) from None
 
 
 # -- faults -------------------------------------------------------------------------------

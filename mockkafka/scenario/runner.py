@@ -366,7 +366,7 @@ def _positional(verb: str, arg: str) -> bool:
         return False
     if verb == "expire_acquisition_locks" and arg in ("topic", "partition"):
         return False
-    if verb in ("move_coordinator", "coordinator_loading"):
+    if verb in ("move_coordinator", "coordinator_loading", "allow", "deny", "remove_acls"):
         return False
     return arg in _POSITIONAL
 

@@ -42,6 +42,11 @@ _KINDS: dict[str, dict[str, Any]] = {
         "anyOf": [POS, {"const": "next"}],
     },
     m.BROKERS: {"type": "array", "items": POS},
+    m.BOOL: {"type": "boolean"},
+    m.OPERATIONS: {
+        "description": "an ACL operation name (read, write, ..., all) or a list of them",
+        "anyOf": [STRING, {"type": "array", "items": STRING, "minItems": 1}],
+    },
     m.STR_MAP: {"type": "object", "additionalProperties": SCALAR},
     m.CAPS: {"type": "object", "additionalProperties": NAT, "minProperties": 1},
     m.OFFSETS: {

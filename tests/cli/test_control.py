@@ -143,6 +143,49 @@ def test_bad_requests_get_4xx_with_the_python_api_messages() -> None:
         assert http("GET", f"{ctl}/faults") == (200, [])
 
 
+def test_acl_steps_over_http_let_a_sasl_producer_in_and_out() -> None:
+    args = ("--topic", "orders", "--security-protocol", "SASL_PLAINTEXT", "--authorizer")
+    args += ("--user", "alice:alice-secret")
+    args += ("--no-auto-create-topics",)
+    with serving(*args) as (_proc, bootstrap, ctl):
+
+        def produce() -> int:
+            errors: list[Any] = []
+            p = Producer(
+                {
+                    "bootstrap.servers": bootstrap,
+                    "security.protocol": "SASL_PLAINTEXT",
+                    "sasl.mechanism": "PLAIN",
+                    "sasl.username": "alice",
+                    "sasl.password": "alice-secret",
+                    "message.timeout.ms": 5000,
+                    "log_level": 0,
+                }
+            )
+            p.produce("orders", b"v", on_delivery=lambda err, _msg: errors.append(err))
+            p.flush(10)
+            assert len(errors) == 1
+            return 0 if errors[0] is None else int(errors[0].code())
+
+        assert produce() == 29  # TOPIC_AUTHORIZATION_FAILED
+        allow = {"principal": "User:alice", "operations": ["write"], "topic": "orders"}
+        assert http("POST", f"{ctl}/steps", {"allow": allow}) == (
+            200,
+            {"applied": "allow", "rules": []},
+        )
+        assert produce() == 0
+        deny = {"principal": "User:*", "operations": "all", "topic": "ord", "prefixed": True}
+        assert http("POST", f"{ctl}/steps", {"deny": deny})[0] == 200
+        assert produce() == 29
+        assert http("POST", f"{ctl}/steps", {"remove_acls": {"permission": "DENY"}})[0] == 200
+        assert produce() == 0
+        assert http("GET", f"{ctl}/state")[1]["topics"]["orders"][0]["high_watermark"] == 2
+
+        status, err = http("POST", f"{ctl}/steps", {"allow": {**allow, "operations": "wirte"}})
+        assert status == 400 and err["field"] == "allow.operations"
+        assert "unknown operation 'wirte' (did you mean 'write'?)" in err["error"]
+
+
 def test_serve_plays_a_scenario_and_reports_its_expectations() -> None:
     with serving("--scenario", "unclean-leader-election") as (proc, bootstrap, ctl):
         state = http("GET", f"{ctl}/state")[1]

@@ -164,3 +164,52 @@ def test_stop_cancels_waiting_steps_and_check_reports_them() -> None:
             "step 1 trigger_rebalance never ran: the scenario was stopped before its start "
             "condition ({'after': {'requests': {'api': 'Produce', 'count': 1}}}) held"
         ]
+
+
+ACL_STEPS = """
+name: acl-steps
+cluster:
+  authorizer: true
+  super_users: ["User:admin"]
+  security_protocol: SASL_PLAINTEXT
+  users: {admin: admin-secret, alice: alice-secret}
+  auto_create_topics: false
+topics: {orders: {}}
+steps:
+  - allow: {principal: "User:alice", operations: [write, describe], topic: orders}
+  - allow: {principal: "User:alice", operations: read, group: billing-, prefixed: true}
+  - after: {records: {topic: orders, count: 1}}
+    deny: {principal: "User:*", operations: write, topic: "*"}
+  - remove_acls: {principal: "User:alice", group: billing-}
+expect:
+  records: {topic: orders, count: 1}
+"""
+
+
+def test_acl_steps_let_a_real_producer_in_and_shut_it_out_again() -> None:
+    from confluent_kafka import KafkaError, Producer
+
+    sc = Scenario.from_yaml(ACL_STEPS)
+    with mockkafka.Cluster(brokers=sc.cluster.brokers, **dict(sc.cluster.options)) as c:
+
+        def produce(value: bytes) -> KafkaError | None:
+            errors: list[KafkaError | None] = []
+            p = Producer({**c.client_config(user="alice"), "message.timeout.ms": 5000})
+            p.produce("orders", value, on_delivery=lambda err, _msg: errors.append(err))
+            p.flush(10)
+            assert len(errors) == 1
+            return errors[0]
+
+        run = sc.start(c)  # returns once the steps without a start condition ran
+        assert len(c.acls()) == 3
+        assert produce(b"allowed") is None
+        assert run.wait(10)
+        run.check()
+        assert [(v.permission, v.principal, v.operation, v.resource_name) for v in c.acls()] == [
+            ("ALLOW", "User:alice", "WRITE", "orders"),
+            ("ALLOW", "User:alice", "DESCRIBE", "orders"),
+            ("DENY", "User:*", "WRITE", "*"),
+        ]
+        err = produce(b"denied")
+        assert err is not None and err.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+        assert [r.value for r in c.topic("orders").records()] == [b"allowed"]
