@@ -218,6 +218,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="a SASL user (PLAIN and SCRAM) for --security-protocol SASL_* (repeatable)",
     )
     s.add_argument(
+        "--super-user",
+        action="append",
+        default=[],
+        metavar="PRINCIPAL",
+        help="a principal allowed everything with --authorizer (super.users), e.g. "
+        "User:admin (repeatable)",
+    )
+    s.add_argument(
         "--config",
         type=parse_config,
         action="append",
@@ -241,8 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _config_flags(args: argparse.Namespace) -> dict[str, Any]:
     """The ClusterConfig options given on the command line: generated flags that were given,
-    ``--user NAME:PASSWORD`` SASL users (as ``users``) and ``--config KEY=VALUE`` broker
-    configs (as ``config``)."""
+    ``--user NAME:PASSWORD`` SASL users (as ``users``), ``--super-user PRINCIPAL`` (as
+    ``super_users``) and ``--config KEY=VALUE`` broker configs (as ``config``)."""
     options: dict[str, Any] = {
         f.name: getattr(args, f.name)
         for f in dataclasses.fields(ClusterConfig)
@@ -250,6 +258,8 @@ def _config_flags(args: argparse.Namespace) -> dict[str, Any]:
     }
     if getattr(args, "user", None):
         options["users"] = tuple(args.user)
+    if getattr(args, "super_user", None):
+        options["super_users"] = tuple(args.super_user)
     if getattr(args, "config", None):
         options["config"] = dict(args.config)
     return options

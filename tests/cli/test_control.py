@@ -186,6 +186,57 @@ def test_acl_steps_over_http_let_a_sasl_producer_in_and_out() -> None:
         assert "unknown operation 'wirte' (did you mean 'write'?)" in err["error"]
 
 
+def test_a_super_user_of_serve_grants_access_with_an_admin_client() -> None:
+    """A suite in another language keeps an admin principal for its ACLs: ``--super-user``."""
+    from confluent_kafka.admin import (
+        AclBinding,
+        AclOperation,
+        AclPermissionType,
+        AdminClient,
+        ResourcePatternType,
+        ResourceType,
+    )
+
+    args = ("--topic", "orders", "--security-protocol", "SASL_PLAINTEXT", "--authorizer")
+    args += ("--user", "admin:admin-secret", "--user", "alice:alice-secret")
+    args += ("--super-user", "User:admin", "--no-auto-create-topics")
+    with serving(*args) as (_proc, bootstrap, _ctl):
+
+        def conf(user: str) -> dict[str, Any]:
+            return {
+                "bootstrap.servers": bootstrap,
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "PLAIN",
+                "sasl.username": user,
+                "sasl.password": f"{user}-secret",
+                "log_level": 0,
+            }
+
+        def produce(user: str) -> int:
+            errors: list[Any] = []
+            p = Producer({**conf(user), "message.timeout.ms": 5000})
+            p.produce("orders", b"v", on_delivery=lambda err, _msg: errors.append(err))
+            p.flush(10)
+            assert len(errors) == 1
+            return 0 if errors[0] is None else int(errors[0].code())
+
+        assert produce("alice") == 29  # TOPIC_AUTHORIZATION_FAILED: no ACL yet
+        assert produce("admin") == 0  # a super user needs none
+        admin = AdminClient(conf("admin"))
+        grant = AclBinding(
+            ResourceType.TOPIC,
+            "orders",
+            ResourcePatternType.LITERAL,
+            "User:alice",
+            "*",
+            AclOperation.WRITE,
+            AclPermissionType.ALLOW,
+        )
+        for f in admin.create_acls([grant]).values():
+            assert f.result(10) is None
+        assert produce("alice") == 0
+
+
 def test_serve_plays_a_scenario_and_reports_its_expectations() -> None:
     with serving("--scenario", "unclean-leader-election") as (proc, bootstrap, ctl):
         state = http("GET", f"{ctl}/state")[1]
