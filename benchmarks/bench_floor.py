@@ -172,17 +172,17 @@ def trio_canned_server() -> Iterator[str]:
 
 
 @contextmanager
-def mockkafka_server() -> Iterator[str]:
-    with mockkafka.Cluster(brokers=1, record_traffic=False) as cluster:
-        cluster.create_topic(TOPIC, partitions=1, replication_factor=1)
+def mockkafka_server(brokers: int = 1, topic: str = TOPIC, partitions: int = 1) -> Iterator[str]:
+    with mockkafka.Cluster(brokers=brokers, record_traffic=False) as cluster:
+        cluster.create_topic(topic, partitions=partitions, replication_factor=brokers)
         yield cluster.bootstrap_servers
 
 
 @contextmanager
-def librdkafka_server() -> Iterator[str]:
-    mock = LibrdkafkaMock(1)
+def librdkafka_server(brokers: int = 1, topic: str = TOPIC, partitions: int = 1) -> Iterator[str]:
+    mock = LibrdkafkaMock(brokers)
     try:
-        mock.create_topic(TOPIC, 1, 1)
+        mock.create_topic(topic, partitions, brokers)
         yield mock.bootstrap_servers
     finally:
         mock.close()
@@ -264,21 +264,8 @@ def produce_with_cpu(target: str, messages: int) -> tuple[float, float, float | 
     mock) of ``compare.produce``."""
     me = str(threading.get_native_id())
 
-    @contextmanager
-    def open_target() -> Iterator[str]:
-        if target == "mockkafka":
-            with mockkafka.Cluster(brokers=3, record_traffic=False) as c:
-                c.create_topic(PRODUCE_TOPIC, partitions=32, replication_factor=3)
-                yield c.bootstrap_servers
-        else:
-            mock = LibrdkafkaMock(3)
-            try:
-                mock.create_topic(PRODUCE_TOPIC, 32, 3)
-                yield mock.bootstrap_servers
-            finally:
-                mock.close()
-
-    with open_target() as bootstrap:
+    open_target = mockkafka_server if target == "mockkafka" else librdkafka_server
+    with open_target(3, PRODUCE_TOPIC, 32) as bootstrap:
         before = {t: thread_cpu(t) for t in os.listdir("/proc/self/task")}
         t0 = time.perf_counter()
         produce(bootstrap, messages, 100, 32)

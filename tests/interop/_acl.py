@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from confluent_kafka.admin import (
@@ -80,3 +81,35 @@ def kafka_python_topic_filter(name: str | None, *, match: bool = False) -> Any:
         permission_type=ACLPermissionType.ANY,
         resource_pattern=ResourcePatternFilter(KpResourceType.TOPIC, name, pattern),
     )
+
+
+def consume_orders(
+    cluster: mockkafka.Cluster, user: str, group: str, want: int
+) -> tuple[list[bytes], set[int]]:
+    """Read ``orders`` as ``user`` in ``group`` with confluent-kafka until ``want`` records
+    or an error (10 s at most): (values read, error codes met)."""
+    from confluent_kafka import Consumer
+
+    c = Consumer(
+        {
+            **cluster.client_config("confluent", user=user),
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+        }
+    )
+    got: list[bytes] = []
+    errors: set[int] = set()
+    try:
+        c.subscribe(["orders"])
+        deadline = time.monotonic() + 10
+        while len(got) < want and not errors and time.monotonic() < deadline:
+            m = c.poll(0.2)
+            if m is None:
+                continue
+            if m.error():
+                errors.add(m.error().code())
+            else:
+                got.append(m.value())
+    finally:
+        c.close()
+    return got, errors

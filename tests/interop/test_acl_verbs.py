@@ -5,15 +5,14 @@ topic and its group, and an admin client's DescribeAcls / DeleteAcls share the v
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AclOperation, AclPermissionType, AdminClient, ResourceType
 
 import mockkafka
-from tests.interop._acl import ANY_ACL, allow
+from tests.interop._acl import ANY_ACL, allow, consume_orders
 
 pytestmark = pytest.mark.interop
 
@@ -94,56 +93,27 @@ def test_a_connected_producer_meets_a_deny_on_its_next_request(cluster: mockkafk
     assert produce(cluster, "alice", b"allowed again") is None
 
 
-def consume(
-    cluster: mockkafka.Cluster, user: str, group: str, want: int
-) -> tuple[list[bytes], set[int]]:
-    """Read ``orders`` as ``user`` in ``group`` until ``want`` records or an error (10 s)."""
-    c = Consumer(
-        {
-            **cluster.client_config("confluent", user=user),
-            "group.id": group,
-            "auto.offset.reset": "earliest",
-        }
-    )
-    got: list[bytes] = []
-    errors: set[int] = set()
-    try:
-        c.subscribe(["orders"])
-        deadline = time.monotonic() + 10
-        while len(got) < want and not errors and time.monotonic() < deadline:
-            m = c.poll(0.2)
-            if m is None:
-                continue
-            if m.error():
-                errors.add(m.error().code())
-            else:
-                got.append(m.value())
-    finally:
-        c.close()
-    return got, errors
-
-
 def test_a_consumer_needs_read_on_the_topic_and_its_group(cluster: mockkafka.Cluster) -> None:
     cluster.produce("orders", b"a")
     cluster.produce("orders", b"b")
 
-    got, errors = consume(cluster, "bob", "billing-eu", 2)
+    got, errors = consume_orders(cluster, "bob", "billing-eu", 2)
     assert got == [] and errors  # neither the topic nor the group
 
     cluster.allow("User:bob", ["read"], topic="orders")
-    got, errors = consume(cluster, "bob", "billing-eu", 2)
+    got, errors = consume_orders(cluster, "bob", "billing-eu", 2)
     assert got == [] and KafkaError.GROUP_AUTHORIZATION_FAILED in errors
 
     cluster.allow("User:bob", ["read"], group="billing-", prefixed=True)
-    got, errors = consume(cluster, "bob", "billing-eu", 2)
+    got, errors = consume_orders(cluster, "bob", "billing-eu", 2)
     assert (got, errors) == ([b"a", b"b"], set())
     assert cluster.committed_offsets("billing-eu") in ({}, {("orders", 0): 2})
 
-    got, errors = consume(cluster, "bob", "audit", 2)  # not a billing- group
+    got, errors = consume_orders(cluster, "bob", "audit", 2)  # not a billing- group
     assert got == [] and KafkaError.GROUP_AUTHORIZATION_FAILED in errors
 
     cluster.remove_acls("User:bob", group="billing-")
-    got, errors = consume(cluster, "bob", "billing-us", 2)
+    got, errors = consume_orders(cluster, "bob", "billing-us", 2)
     assert got == [] and KafkaError.GROUP_AUTHORIZATION_FAILED in errors
 
 

@@ -3,7 +3,6 @@ denied (TOPIC_AUTHORIZATION_FAILED) and then allowed once an ACL lets it in."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -16,7 +15,14 @@ from confluent_kafka.admin import (
 )
 
 import mockkafka
-from tests.interop._acl import ANY_ACL, acl_cluster, allow, grant, kafka_python_topic_filter
+from tests.interop._acl import (
+    ANY_ACL,
+    acl_cluster,
+    allow,
+    consume_orders,
+    grant,
+    kafka_python_topic_filter,
+)
 
 pytestmark = pytest.mark.interop
 
@@ -120,7 +126,6 @@ def test_without_an_authorizer_acl_requests_answer_security_disabled() -> None:
 
 
 def test_a_consumer_needs_read_on_its_group_and_the_topic(cluster: mockkafka.Cluster) -> None:
-    from confluent_kafka import Consumer
 
     cluster.produce("orders", b"a")
     cluster.produce("orders", b"b")
@@ -128,29 +133,7 @@ def test_a_consumer_needs_read_on_its_group_and_the_topic(cluster: mockkafka.Clu
     grant(admin, ResourceType.TOPIC, "orders", AclOperation.READ)
 
     def consume() -> tuple[list[bytes], set[int]]:
-        c = Consumer(
-            {
-                **cluster.client_config("confluent", user="alice"),
-                "group.id": "billing",
-                "auto.offset.reset": "earliest",
-            }
-        )
-        got: list[bytes] = []
-        errors: set[int] = set()
-        try:
-            c.subscribe(["orders"])
-            deadline = time.monotonic() + 10
-            while len(got) < 2 and not errors and time.monotonic() < deadline:
-                m = c.poll(0.2)
-                if m is None:
-                    continue
-                if m.error():
-                    errors.add(m.error().code())
-                else:
-                    got.append(m.value())
-        finally:
-            c.close()
-        return got, errors
+        return consume_orders(cluster, "alice", "billing", 2)
 
     got, errors = consume()
     assert got == [] and KafkaError.GROUP_AUTHORIZATION_FAILED in errors
