@@ -18,12 +18,12 @@ from confluent_kafka.admin import (
 import mockkafka
 
 T = 10  # seconds for an admin future
-USERS = {"admin": "admin-secret", "alice": "alice-secret"}
+USERS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret"}
 
 
 def acl_cluster(**options: Any) -> mockkafka.Cluster:
-    """A SASL/PLAIN cluster with an authorizer: ``admin`` is a super user, ``alice`` may do
-    only what ACLs allow; no topic is created behind a client's back."""
+    """A SASL/PLAIN cluster with an authorizer: ``admin`` is a super user, ``alice`` and
+    ``bob`` may do only what ACLs allow; no topic is created behind a client's back."""
     return mockkafka.Cluster(
         security_protocol="SASL_PLAINTEXT",
         users=USERS,

@@ -12,22 +12,14 @@ from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AclOperation, AclPermissionType, AdminClient, ResourceType
 
 import mockkafka
-from tests.interop._acl import ANY_ACL, allow, consume_orders
+from tests.interop._acl import ANY_ACL, acl_cluster, allow, consume_orders
 
 pytestmark = pytest.mark.interop
-
-USERS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret"}
 
 
 @pytest.fixture
 def cluster() -> Iterator[mockkafka.Cluster]:
-    with mockkafka.Cluster(
-        security_protocol="SASL_PLAINTEXT",
-        users=USERS,
-        authorizer=True,
-        super_users=["User:admin"],
-        auto_create_topics=False,
-    ) as c:
+    with acl_cluster() as c:
         c.create_topic("orders")
         yield c
 
