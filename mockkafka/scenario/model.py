@@ -32,8 +32,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
+from mockkafka._api.acl_args import AclArgumentError, acl_bindings, acl_filters
 from mockkafka._api.verbs import GROUP_STATES as _GROUP_STATES
-from mockkafka._api.verbs import AclArgumentError, acl_bindings, acl_filters
 from mockkafka.cluster.acls import AclPermissionType
 from mockkafka.cluster.transactions import STATE_NAMES
 from mockkafka.errors import ConfigError
