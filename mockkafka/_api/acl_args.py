@@ -7,7 +7,7 @@ file's ACL steps when it loads; every error names the argument at fault and what
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from mockkafka.cluster.acls import (
@@ -252,8 +252,4 @@ def acl_filters(
     return tuple(AclFilter(rtype, name, pattern, who, where, op, perm) for op in ops)
 
 
-def selected(acls: Sequence[AclBinding], filters: Sequence[AclFilter]) -> list[AclBinding]:
-    return [a for a in acls if any(f.matches(a) for f in filters)]
-
-
-__all__ = ["ACL_TARGETS", "AclArgumentError", "acl_bindings", "acl_filters", "selected"]
+__all__ = ["ACL_TARGETS", "AclArgumentError", "acl_bindings", "acl_filters"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mockkafka._api.acl_args import acl_bindings, acl_filters, selected
+from mockkafka._api.acl_args import acl_bindings, acl_filters
 from mockkafka.cluster.acls import AclBinding, AclOperation, AclPermissionType
 from mockkafka.cluster.configs import check_broker_configs, config_text, set_group_configs
 from mockkafka.cluster.coordinators import GROUP, TRANSACTION
@@ -580,13 +580,7 @@ class ClusterVerbs:
             permission=permission,
         )
 
-        def do() -> int:
-            store = self._state.acls
-            gone = selected(store.acls, filters)
-            store.acls = [a for a in store.acls if a not in gone]
-            return len(gone)
-
-        return self._call(do)
+        return self._call(lambda: len(self._state.acls.delete(*filters)))
 
     def acls(
         self,
@@ -616,9 +610,7 @@ class ClusterVerbs:
             host=host,
             permission=permission,
         )
-        return self._read(
-            lambda: tuple(acl_view(a) for a in selected(self._state.acls.acls, filters))
-        )
+        return self._read(lambda: tuple(acl_view(a) for a in self._state.acls.describe(*filters)))
 
     # -- wait probes (what each wait checks; the waits are on the cluster classes) -------------
 

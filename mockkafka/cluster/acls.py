@@ -210,12 +210,13 @@ class AclStore:
         if acl not in self.acls:
             self.acls.append(acl)
 
-    def describe(self, flt: AclFilter) -> list[AclBinding]:
-        return [a for a in self.acls if flt.matches(a)]
+    def describe(self, *filters: AclFilter) -> list[AclBinding]:
+        """The ACLs any of ``filters`` matches, in creation order."""
+        return [a for a in self.acls if any(f.matches(a) for f in filters)]
 
-    def delete(self, flt: AclFilter) -> list[AclBinding]:
-        """Remove and return every ACL ``flt`` matches."""
-        gone = self.describe(flt)
+    def delete(self, *filters: AclFilter) -> list[AclBinding]:
+        """Remove and return every ACL any of ``filters`` matches."""
+        gone = self.describe(*filters)
         self.acls = [a for a in self.acls if a not in gone]
         return gone
 
