@@ -431,7 +431,10 @@ class _Gen:
             self.emit(indent, "else:")
             self.emit(indent + 1, f"{end} = p + {n}")
             self.emit(indent + 1, f"if {end} > lb: raise _Truncated")
-            self.emit(indent + 1, f"{var} = b[p:{end}]{'.decode()' if text else ''}")
+            # Malformed UTF-8 is replaced, not refused: Kafka reads strings with
+            # new String(bytes, UTF_8), so a client id or name with a bad byte gets an answer.
+            decode = ".decode('utf-8', 'replace')" if text else ""
+            self.emit(indent + 1, f"{var} = b[p:{end}]{decode}")
             self.emit(indent + 1, f"p = {end}")
         elif ftype == "uuid":
             self.emit(indent, f"{var}, p = _ruuid(b, p)")
