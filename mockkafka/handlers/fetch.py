@@ -138,8 +138,11 @@ def _read_all(
         topic, terr = find_topic(ctx, sp.topic, sp.topic_id if use_ids else None)
         p = find_partition(topic, idx) if topic is not None else None
         name = topic.name if topic is not None else sp.topic
+        injected = ctx.fault_partitions.get((name or "", idx))
         if not topic_allowed(ctx, AclOperation.READ, name or ""):
             out["error_code"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        elif injected is not None:  # a fault rule's error: nothing read, always sent
+            out["error_code"] = injected
         elif topic is None:
             out["error_code"] = terr
         elif p is None:
