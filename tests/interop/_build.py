@@ -134,6 +134,12 @@ def build_java_share(version: str) -> Program:
     return _build_java(version, ("src", "share-src"), "ShareInterop")
 
 
+def build_java_wire(version: str) -> Program:
+    """``java/wire-src`` (Kafka's message classes read and re-write our bytes), run as
+    ``WireCheck``; skips as :func:`build_java` does."""
+    return _build_java(version, ("wire-src",), "WireCheck")
+
+
 def _build_java(version: str, source_dirs: Sequence[str], main: str) -> Program:
     for tool in ("java", "javac", "mvn"):
         if shutil.which(tool) is None:
