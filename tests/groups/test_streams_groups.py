@@ -303,3 +303,21 @@ def test_offset_commit_checks_the_member_epoch(h: Harness) -> None:
     assert commit(a.epoch) == 0
     assert commit(a.epoch + 1) == ErrorCode.STALE_MEMBER_EPOCH
     assert h.state.groups.committed(G)[("lines", 0)].offset == 5
+
+
+def test_verbs_expire_a_member_and_trigger_a_rebalance(h: Harness) -> None:
+    h.create_topic("lines", 2)
+    a, b = Member(h, "a"), Member(h, "b")
+    a.heartbeat()
+    b.heartbeat()
+    for m in (a, a, b):
+        m.heartbeat()
+    epoch = h.state.groups.view(G).generation_id
+    h.state.groups.trigger_rebalance(G)
+    assert h.state.groups.view(G).generation_id == epoch + 1
+    h.state.groups.expire_member(G, "a")
+    b.heartbeat()
+    view = h.state.groups.view(G)
+    assert (view.type, [m.member_id for m in view.members]) == ("streams", ["b"])
+    assert b.task_set() == ALL
+    assert view.member("b").assignment == {"0": [0, 1], "1": [0, 1]}
