@@ -64,7 +64,8 @@ def describe_group_of_type(
     if err:
         return {**base, "error_code": err}
     g = ctx.cluster.groups.get(group_id)
-    if not isinstance(g, cls):
+    # A streams group is a kind of consumer group here, not in Kafka: the exact class counts.
+    if not isinstance(g, cls) or type(g) is not cls:
         what = "not found" if g is None else f"is not a {kind} group"
         return {
             **base,
