@@ -14,6 +14,7 @@ bodies, so the same code drives both brokers.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -54,6 +55,35 @@ def sweep_sessions(versions: dict[str, tuple[int, int]]) -> dict[str, Session]:
 
         out[f"sweep:{api}"] = run
     return out
+
+
+def _create(c: Client, name: str, partitions: int = 1, **extra: Any) -> Any:
+    """CreateTopics (recorded), then wait, unrecorded, until every partition is led and
+    answers ListOffsets (Kafka propagates a new topic to the broker asynchronously)."""
+    topic = {"name": name, "num_partitions": partitions, "replication_factor": 1, **extra}
+    answer = c.request("CreateTopics", 7, {"topics": [topic], "timeout_ms": 5000})
+    settle_topic(c, name, partitions)
+    return answer
+
+
+def settle_topic(c: Client, name: str, partitions: int) -> None:
+    deadline = time.monotonic() + 10
+    ask = {
+        "replica_id": -1,
+        "topics": [
+            {
+                "name": name,
+                "partitions": [{"partition_index": p, "timestamp": -1} for p in range(partitions)],
+            }
+        ],
+    }
+    while time.monotonic() < deadline:
+        got = c.quiet("ListOffsets", 7, ask)
+        if isinstance(got, dict) and all(
+            p["error_code"] == 0 for t in got["topics"] for p in t["partitions"]
+        ):
+            return
+        time.sleep(0.1)
 
 
 def _batch(*values: bytes, **kw: Any) -> bytes:
@@ -99,7 +129,7 @@ def _fetch(c: Client, topic: str, offset: int, *, version: int = 12) -> Any:
 def topic_life(c: Client) -> None:
     t = c.name("orders")
     created = {"name": t, "num_partitions": 3, "replication_factor": 1}
-    c.request("CreateTopics", 7, {"topics": [created], "timeout_ms": 5000})
+    _create(c, t, 3)
     c.request("CreateTopics", 7, {"topics": [created], "timeout_ms": 5000})  # exists
     bad = {"name": c.name("bad"), "num_partitions": 0, "replication_factor": 1}
     c.request("CreateTopics", 7, {"topics": [bad], "timeout_ms": 5000})
@@ -145,6 +175,7 @@ def topic_life(c: Client) -> None:
     _fetch(c, t, 0)  # now before the log start
     c.request("CreatePartitions", 3, {"topics": [{"name": t, "count": 2}], "timeout_ms": 5000})
     c.request("CreatePartitions", 3, {"topics": [{"name": t, "count": 4}], "timeout_ms": 5000})
+    settle_topic(c, t, 4)
     c.request("DeleteTopics", 6, {"topics": [{"name": t}], "timeout_ms": 5000})
     c.request("DeleteTopics", 6, {"topics": [{"name": t}], "timeout_ms": 5000})
 
@@ -342,7 +373,19 @@ def bad_requests(c: Client) -> None:
     )
 
 
+def sasl_on_plaintext(c: Client) -> None:
+    """SASL requests on a PLAINTEXT listener (the SASL exchange itself is compared in
+    test_known_differences.py, on each broker's OAUTHBEARER listener)."""
+    for v in (0, 1):
+        c.request("SaslHandshake", v, {"mechanism": "PLAIN"})
+        c.close()
+    for v in (0, 1, 2):
+        c.request("SaslAuthenticate", v, {"auth_bytes": b"\x00u\x00p"})
+        c.close()
+
+
 HANDWRITTEN: dict[str, Callable[[Client], None]] = {
+    "sasl-on-plaintext": sasl_on_plaintext,
     "topic-life": topic_life,
     "classic-group": classic_group,
     "producers": producers,
