@@ -37,6 +37,7 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from mockkafka.errors import MockKafkaError
 
@@ -314,23 +315,31 @@ class KafkaBroker:
         raise KafkaUnavailable(f"Kafka {self.version} did not start within {timeout} s:\n{tail}")
 
     def _serves_metadata(self) -> bool:
-        from mockkafka.protocol.framing import NEED_DATA, ClientConnection, Response
-
         try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=2.0) as sock:
-                conn = ClientConnection(client_id="mockkafka-kafka-broker")
-                sock.sendall(conn.send_request("Metadata", 12, {"topics": []}))
-                while True:
-                    ev = conn.next_event()
-                    if isinstance(ev, Response):
-                        return bool(ev.body["brokers"])
-                    assert ev is NEED_DATA
-                    data = sock.recv(65536)
-                    if not data:
-                        return False
-                    conn.receive_data(data)
+            return bool(self.request("Metadata", 12, {"topics": []}, timeout=2.0)["brokers"])
         except OSError:
             return False
+
+    def request(
+        self, api: str, version: int, body: dict[str, Any], *, timeout: float = 30.0
+    ) -> dict[str, Any]:
+        """Send one request on a fresh plaintext connection and return the decoded answer
+        (raises OSError when the broker closes the connection instead)."""
+        from mockkafka.protocol.framing import NEED_DATA, ClientConnection, Response
+
+        with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as sock:
+            conn = ClientConnection(client_id="mockkafka-kafka-broker")
+            sock.sendall(conn.send_request(api, version, body))
+            while True:
+                ev = conn.next_event()
+                if isinstance(ev, Response):
+                    answer: dict[str, Any] = ev.body
+                    return answer
+                assert ev is NEED_DATA
+                data = sock.recv(1 << 20)
+                if not data:
+                    raise ConnectionError(f"Kafka closed the connection on {api} v{version}")
+                conn.receive_data(data)
 
     def log(self) -> str:
         """What the broker wrote to stdout/stderr so far (WARN and above)."""
