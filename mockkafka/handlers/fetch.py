@@ -172,6 +172,9 @@ def _read_all(
                     zstd_allowed=v >= 10,
                 )
                 out["error_code"] = read.error
+                if read.error:  # Kafka's error read result carries no offsets
+                    out["high_watermark"] = out["last_stable_offset"] = -1
+                    out["log_start_offset"] = -1
                 if read.diverging_epoch is not None:
                     epoch, end = read.diverging_epoch
                     out["diverging_epoch"] = {"epoch": epoch, "end_offset": end}

@@ -224,7 +224,12 @@ def test_parked_fetch_keeps_a_pipelined_request_for_later(cluster: mockkafka.Clu
             11,
             fetch_body(max_wait_ms=300),
         )
-        c.send(fetch + c.conn.send_request("ApiVersions", 3, {}))
+        c.send(
+            fetch
+            + c.conn.send_request(
+                "ApiVersions", 3, {"client_software_name": "t", "client_software_version": "1"}
+            )
+        )
         assert "responses" in c.response().body
         assert c.response().body["error_code"] == 0
 
@@ -238,7 +243,14 @@ def test_max_connections() -> None:
         held = [Raw(b.host, b.port) for _ in range(5)]
         try:
             for c in held:
-                assert c.request("ApiVersions", 3, {})["error_code"] == 0
+                assert (
+                    c.request(
+                        "ApiVersions",
+                        3,
+                        {"client_software_name": "t", "client_software_version": "1"},
+                    )["error_code"]
+                    == 0
+                )
             extra = Raw(b.host, b.port)
             assert extra.closed_by_broker()
             extra.close()
@@ -253,7 +265,12 @@ def test_max_connections() -> None:
 
 def test_idle_connections_are_closed() -> None:
     with _cluster(**{"connections.max.idle.ms": "200"}) as cl, _raw(cl) as c:
-        assert c.request("ApiVersions", 3, {})["error_code"] == 0
+        assert (
+            c.request(
+                "ApiVersions", 3, {"client_software_name": "t", "client_software_version": "1"}
+            )["error_code"]
+            == 0
+        )
         t0 = time.monotonic()
         assert c.closed_by_broker(wait=3)
         assert 0.15 < time.monotonic() - t0 < 2.5
@@ -293,7 +310,9 @@ def test_traffic_off_records_nothing() -> None:
     with mockkafka.Cluster(record_traffic=False) as cl:
         with _raw(cl) as c:
             for _ in range(5):
-                c.request("ApiVersions", 3, {})
+                c.request(
+                    "ApiVersions", 3, {"client_software_name": "t", "client_software_version": "1"}
+                )
         assert len(cl.traffic) == 0
 
 
