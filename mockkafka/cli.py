@@ -188,7 +188,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--control-port",
         type=_port,
         default=0,
-        help="port of the HTTP control endpoint on 127.0.0.1 (default: a free port)",
+        help="port of the HTTP control endpoint (default: a free port)",
+    )
+    s.add_argument(
+        "--control-host",
+        default="127.0.0.1",
+        metavar="ADDRESS",
+        help="address of the HTTP control endpoint (default: 127.0.0.1); an address that is "
+        "not loopback gets a bearer token, printed on the control= line",
+    )
+    s.add_argument(
+        "--control-token",
+        metavar="TOKEN",
+        help="every control request must carry 'Authorization: Bearer TOKEN'",
     )
     s.add_argument(
         "--port",
@@ -285,6 +297,9 @@ def check_args(args: argparse.Namespace) -> None:
             f"--port {args.port} with --brokers {args.brokers}: broker {args.brokers} would "
             f"listen on {args.port + args.brokers - 1}, above 65535"
         )
+    token = getattr(args, "control_token", None)
+    if token is not None and (not token or any(c.isspace() for c in token)):
+        raise UsageProblem("--control-token must be a non-empty string without spaces")
     seen: set[str] = set()
     for t in args.topic:
         if t.name in seen:
@@ -361,15 +376,21 @@ async def serve(
             cluster.traffic.on_completed.append(writer)
         _create_topics(cluster, args.topic)
         async with trio.open_nursery() as nursery:
-            control = ControlServer(cluster, nursery)
+            control = ControlServer(
+                cluster, nursery, host=args.control_host, token=args.control_token
+            )
             control_port = await nursery.start(control.serve, args.control_port)
+            host = args.control_host
+            url = f"http://{f'[{host}]' if ':' in host else host}:{control_port}"
+            if control.generated_token:
+                url += f" token={control.token}"
             if scenario is not None:
                 await control.start_scenario(scenario)
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 # A harness that read the lines and went away leaves a broken pipe: keep serving.
                 with contextlib.suppress(BrokenPipeError):
                     print(f"bootstrap.servers={cluster.bootstrap_servers}", file=stream, flush=True)
-                    print(f"control=http://127.0.0.1:{control_port}", file=stream, flush=True)
+                    print(f"control={url}", file=stream, flush=True)
                     if cluster.state.config.security_protocol != "PLAINTEXT":
                         # The Java client's settings (CA and certificate files, SASL).
                         for k, v in cluster.client_config("java").items():
