@@ -62,8 +62,10 @@ _FLAG_NOTES = {
     "first_node_id": "node id of the first broker (0 for suites written for broker 0)",
     "kafka_version": "advertise the API versions and report the configs of this Kafka release "
     "(0.8.0 ... 4.x)",
+    "traffic_limit": "most memory the traffic log holds (GET /traffic), e.g. 16MiB; the "
+    "oldest exchanges go first",
 }
-_UNSET_DEFAULTS = {"kafka_version": "every version mockkafka serves"}
+_UNSET_DEFAULTS = {"kafka_version": "every version mockkafka serves", "traffic_limit": "64MiB"}
 
 
 class UsageProblem(Exception):
@@ -248,6 +250,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--log", action="store_true", help="print one line per request/response on stderr"
     )
+    s.add_argument(
+        "--no-traffic",
+        action="store_true",
+        help="keep no traffic log (GET /traffic answers 409; --traffic-jsonl and --log still "
+        "write every exchange)",
+    )
     _add_config_flags(s)
     a = sub.add_parser("apis", help="list the API keys and versions the broker serves")
     a.add_argument("--kafka-version", metavar="RELEASE", help="as that Kafka release would")
@@ -279,12 +287,12 @@ def _config_flags(args: argparse.Namespace) -> dict[str, Any]:
 
 def cluster_options(args: argparse.Namespace, scenario: Scenario | None = None) -> dict[str, Any]:
     """Keyword arguments of ``open_cluster`` for the parsed flags (and the scenario's cluster
-    options, which take precedence over the flags' defaults). Traffic is always recorded: the
-    control endpoint and scenario triggers read it."""
+    options, which take precedence over the flags' defaults). Traffic is recorded unless
+    ``--no-traffic``: the control endpoint and scenario triggers read it."""
     return {
         "brokers": args.brokers,
         "port": args.port,
-        "record_traffic": True,
+        "record_traffic": not getattr(args, "no_traffic", False),
         **_config_flags(args),
         **(dict(scenario.cluster.options) if scenario is not None else {}),
     }
@@ -296,6 +304,11 @@ def check_args(args: argparse.Namespace) -> None:
         raise UsageProblem(
             f"--port {args.port} with --brokers {args.brokers}: broker {args.brokers} would "
             f"listen on {args.port + args.brokers - 1}, above 65535"
+        )
+    if getattr(args, "no_traffic", False) and args.scenario is not None:
+        raise UsageProblem(
+            "--no-traffic with --scenario: a scenario's request triggers and expectations "
+            "read the traffic log; bound it with --traffic-limit instead"
         )
     token = getattr(args, "control_token", None)
     if token is not None and (not token or any(c.isspace() for c in token)):

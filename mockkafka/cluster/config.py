@@ -16,6 +16,36 @@ consumer with ``session.timeout.ms=3000`` joins. ``config={"group.min.session.ti
 "6000"}`` restores Kafka's."""
 
 
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2,
+               "mib": 1024**2, "g": 1024**3, "gb": 1024**3, "gib": 1024**3}  # fmt: skip
+
+#: The traffic log's default size: what a ``serve`` process holds for it at most.
+DEFAULT_TRAFFIC_LIMIT = 64 * 1024 * 1024
+
+
+def parse_size(value: Any, what: str) -> int:
+    """Bytes from an int or a string such as ``"64MiB"``, ``"512k"``, ``"2GB"`` (K, M, G
+    are powers of 1024 whatever the spelling); raises ConfigError naming ``what``."""
+    from mockkafka.errors import ConfigError
+
+    if _is_int(value):
+        n = int(value)
+    elif isinstance(value, str):
+        text = value.strip().lower().replace(" ", "")
+        digits = text.rstrip("kmgib")
+        unit = text[len(digits) :]
+        if not digits.isdigit() or unit not in _SIZE_UNITS:
+            raise ConfigError(
+                f"{what} must be a size in bytes such as 64MiB, 512KiB or 1048576, got {value!r}"
+            )
+        n = int(digits) * _SIZE_UNITS[unit]
+    else:
+        raise ConfigError(f"{what} must be a size in bytes (an int or '64MiB'), got {value!r}")
+    if n < 1:
+        raise ConfigError(f"{what} must be at least 1 byte, got {value!r}")
+    return n
+
+
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -67,6 +97,9 @@ class ClusterConfig:
     it advertises that release's API versions and features, and from 0.11 reports that
     release's broker and topic configs (names, defaults, update modes); ``broker_configs``
     are checked against that release's names. None (the default): the newest.
+
+    ``traffic_limit`` bounds the memory the traffic log holds (bytes, or ``"64MiB"``); the
+    oldest exchanges go first. ``record_traffic=False`` (``Cluster``) keeps none.
     """
 
     brokers: int = 1
@@ -92,6 +125,7 @@ class ClusterConfig:
     allow_everyone_if_no_acl_found: bool = False
     first_node_id: int = 1
     kafka_version: str | None = None
+    traffic_limit: int | str = DEFAULT_TRAFFIC_LIMIT
 
     def __post_init__(self) -> None:
         # Imported here, not at module level: the plugin imports this module at load.
@@ -101,6 +135,7 @@ class ClusterConfig:
         from mockkafka.protocol.releases import normalize_release
 
         check_security(self.security_protocol, self.ssl_client_auth)
+        object.__setattr__(self, "traffic_limit", parse_size(self.traffic_limit, "traffic_limit"))
 
         for f in fields(self):
             value = getattr(self, f.name)

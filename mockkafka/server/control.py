@@ -530,6 +530,8 @@ class ControlServer:
         def one(name: str) -> str | None:
             return q[name][-1] if name in q else None
 
+        if not self.cluster.traffic.enabled:
+            raise HttpError(409, "traffic recording is off (serve --no-traffic)")
         api = one("api")
         since = one("since_seq")
         limit = one("limit")

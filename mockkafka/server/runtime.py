@@ -587,6 +587,8 @@ class ClusterServer:
             request=req.body,
             size=req.size,
             info=info,
+            frame=req.frame or None,
+            body_offset=req.body_offset,
         )
         if self.fault_hook is not None:
             return await self.fault_hook(self, conn, ctx, req, ex)  # type: ignore[no-any-return]
@@ -706,7 +708,7 @@ class ClusterServer:
             self._record_error(exc)
             ex.response = error_response(ctx, ex.request or {}, ErrorCode.UNKNOWN_SERVER_ERROR)
             out = ServerConnection.encode_response(ctx.header, ex.response)
-        self.traffic.completed(ex, len(out))
+        self.traffic.completed(ex, len(out), out)
         return out
 
     def _note_violations(self, ex: Exchange, ctx: RequestContext, response: Any) -> None:

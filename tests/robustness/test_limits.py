@@ -307,8 +307,8 @@ def test_traffic_log_keeps_no_huge_bodies(cluster: mockkafka.Cluster) -> None:
 
 
 def test_traffic_log_byte_cap() -> None:
-    log = mockkafka.TrafficLog(max_bytes=1000)
-    for i in range(10):
+    log = mockkafka.TrafficLog(max_bytes=10_000)
+    for i in range(30):
         ex = log.start(
             time_ms=i,
             broker_id=1,
@@ -322,7 +322,10 @@ def test_traffic_log_byte_cap() -> None:
             size=300,
         )
         log.completed(ex, 100)
-    assert len(log) == 2  # 400 bytes each: only the newest two fit in 1000
+    # each holds its 400 wire bytes plus bookkeeping: only the newest that fit are kept
+    assert ex.size > 400
+    assert len(log) == 10_000 // ex.size and log.held_bytes <= 10_000
+    assert [e.seq for e in log] == list(range(31 - len(log), 31))
 
 
 def test_broker_error_list_is_bounded_and_frees_frames() -> None:
