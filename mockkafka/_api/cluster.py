@@ -262,7 +262,7 @@ class Cluster(_ClusterBase):
             ClusterState(config),
             host=host,
             ports=ports,
-            traffic=TrafficLog(enabled=record_traffic),
+            traffic=TrafficLog(enabled=record_traffic, max_bytes=int(config.traffic_limit)),
         )
         self._runner = ThreadedRunner(server)
         self._setup(
@@ -576,7 +576,10 @@ async def open_cluster(
     config = make_config(brokers, options)
     ports = check_endpoint(config, port, host, record_traffic, strict_faults)
     server = ClusterServer(
-        ClusterState(config), host=host, ports=ports, traffic=TrafficLog(enabled=record_traffic)
+        ClusterState(config),
+        host=host,
+        ports=ports,
+        traffic=TrafficLog(enabled=record_traffic, max_bytes=int(config.traffic_limit)),
     )
     cluster = AsyncCluster(server, strict_faults=strict_faults)
     async with trio.open_nursery() as nursery:
