@@ -113,9 +113,8 @@ def run_once(
     command: tuple[str, ...], target: Callable[[], object], n: int, seed: int
 ) -> tuple[float, float, int]:
     """(seconds for n lines end to end, seconds from start to first output, words)."""
-    with target() as bootstrap:  # type: ignore[attr-defined]
+    with target() as bootstrap, tempfile.TemporaryFile("w+") as log:  # type: ignore[attr-defined]
         java, *rest = command
-        log = tempfile.TemporaryFile("w+")
         app = subprocess.Popen(
             [
                 java,
