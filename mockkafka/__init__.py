@@ -23,6 +23,7 @@ import typing as _typing
 
 if _typing.TYPE_CHECKING:
     from mockkafka._api.cluster import AsyncCluster, Cluster, open_cluster
+    from mockkafka._api.proxy import Proxy
     from mockkafka.cluster.config import ClusterConfig
     from mockkafka.cluster.transactions import CompletedTransaction
     from mockkafka.errors import (
@@ -74,6 +75,7 @@ _EXPORTS: dict[str, str] = {
     "PartitionView": "mockkafka.views",
     "ProtocolError": "mockkafka.errors",
     "ProtocolViolationWarning": "mockkafka.errors",
+    "Proxy": "mockkafka._api.proxy",
     "Record": "mockkafka.protocol.records",
     "Rule": "mockkafka.faults",
     "Scenario": "mockkafka.scenario.model",
@@ -109,6 +111,7 @@ __all__ = [
     "PartitionView",
     "ProtocolError",
     "ProtocolViolationWarning",
+    "Proxy",
     "Record",
     "Rule",
     "Scenario",

@@ -257,6 +257,13 @@ def build_parser() -> argparse.ArgumentParser:
         "write every exchange)",
     )
     _add_config_flags(s)
+    px = sub.add_parser(
+        "proxy",
+        help="relay to a real Kafka cluster with fault rules and a traffic log, printing "
+        "bootstrap.servers= when ready",
+    )
+    px.add_argument("--upstream", required=True, metavar="HOST:PORT[,...]")
+    px.add_argument("--host", default="127.0.0.1", help="where the listeners bind")
     a = sub.add_parser("apis", help="list the API keys and versions the broker serves")
     a.add_argument("--kafka-version", metavar="RELEASE", help="as that Kafka release would")
     sub.add_parser("scenarios", help="list the library scenarios with one-line descriptions")
@@ -514,6 +521,22 @@ def load_scenario(args: argparse.Namespace) -> Scenario | None:
     return scenario
 
 
+def run_proxy(upstream: str, host: str) -> int:
+    """``mockkafka proxy``: exit 2 with a one-line message when the upstream is unusable."""
+    import trio
+
+    from mockkafka._api.proxy import serve_proxy
+    from mockkafka.errors import MockKafkaError, leaf_exception
+
+    try:
+        return trio.run(serve_proxy, upstream, host)
+    except BaseException as group:
+        leaf = leaf_exception(group)
+        if isinstance(leaf, MockKafkaError):
+            return _problem("proxy", str(leaf))
+        raise
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "apis":
@@ -525,6 +548,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _problem("apis", str(exc))
     if args.command == "scenarios":
         return _quiet_broken_pipe(list_scenarios)
+    if args.command == "proxy":
+        return run_proxy(args.upstream, args.host)
     if args.command == "scenario":
         return check_scenario(args.file)
     try:
