@@ -325,21 +325,7 @@ class KafkaBroker:
     ) -> dict[str, Any]:
         """Send one request on a fresh plaintext connection and return the decoded answer
         (raises OSError when the broker closes the connection instead)."""
-        from mockkafka.protocol.framing import NEED_DATA, ClientConnection, Response
-
-        with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as sock:
-            conn = ClientConnection(client_id="mockkafka-kafka-broker")
-            sock.sendall(conn.send_request(api, version, body))
-            while True:
-                ev = conn.next_event()
-                if isinstance(ev, Response):
-                    answer: dict[str, Any] = ev.body
-                    return answer
-                assert ev is NEED_DATA
-                data = sock.recv(1 << 20)
-                if not data:
-                    raise ConnectionError(f"Kafka closed the connection on {api} v{version}")
-                conn.receive_data(data)
+        return request_to("127.0.0.1", self.port, api, version, body, timeout=timeout)
 
     def log(self) -> str:
         """What the broker wrote to stdout/stderr so far (WARN and above)."""
@@ -362,6 +348,28 @@ class KafkaBroker:
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
+
+
+def request_to(
+    host: str, port: int, api: str, version: int, body: dict[str, Any], *, timeout: float = 30.0
+) -> dict[str, Any]:
+    """One request to a Kafka broker at ``host:port`` on a fresh plaintext connection; the
+    decoded answer (OSError when the broker closes the connection instead)."""
+    from mockkafka.protocol.framing import NEED_DATA, ClientConnection, Response
+
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        conn = ClientConnection(client_id="mockkafka-kafka-broker")
+        sock.sendall(conn.send_request(api, version, body))
+        while True:
+            ev = conn.next_event()
+            if isinstance(ev, Response):
+                answer: dict[str, Any] = ev.body
+                return answer
+            assert ev is NEED_DATA
+            data = sock.recv(1 << 20)
+            if not data:
+                raise ConnectionError(f"Kafka closed the connection on {api} v{version}")
+            conn.receive_data(data)
 
 
 def _kafka_uuid() -> str:

@@ -30,17 +30,40 @@ def add_options(parser: pytest.Parser, group: Any) -> None:
         metavar="mockkafka|kafka[:VERSION]",
         default=None,
         help="what the kafka_cluster fixtures start: the fake (mockkafka, the default) or a "
-        "real Apache Kafka broker (kafka, kafka:4.4.0); needs Java 17+ and Maven",
+        "real Apache Kafka broker (kafka, kafka:4.4.0) behind mockkafka's proxy; needs Java "
+        "17+ and Maven",
+    )
+    group.addoption(
+        "--kafka-proxy-upstream",
+        metavar="HOST:PORT[,...]",
+        default=None,
+        help="run the kafka_cluster fixtures on an existing Kafka cluster, through mockkafka's "
+        "proxy (fault rules and traffic work); topics are created, never deleted",
     )
     parser.addini(
         "kafka_backend",
         "mockkafka: mockkafka (default) or kafka[:VERSION] (a real Apache Kafka broker)",
         type="string",
     )
+    parser.addini(
+        "kafka_proxy_upstream",
+        "mockkafka: HOST:PORT[,...] of an existing Kafka cluster for the kafka_cluster fixtures",
+        type="string",
+    )
+
+
+def proxy_upstream(config: pytest.Config) -> str | None:
+    """``--kafka-proxy-upstream`` (or the ini option): an existing cluster to test against."""
+    raw = config.getoption("kafka_proxy_upstream", None) or config.getini("kafka_proxy_upstream")
+    text = str(raw or "").strip()
+    return text or None
 
 
 def backend(config: pytest.Config) -> tuple[str, str | None]:
-    """(``mockkafka`` or ``kafka``, Kafka version or None) from the option or ini."""
+    """(``mockkafka`` or ``kafka``, Kafka version or None) from the option or ini;
+    ``--kafka-proxy-upstream`` means ``kafka``."""
+    if proxy_upstream(config):
+        return "kafka", None
     raw = config.getoption("kafka_backend", None) or config.getini("kafka_backend") or ""
     name, _, version = raw.strip().partition(":")
     name = name or "mockkafka"
@@ -82,21 +105,47 @@ def _only_the_fake(what: str) -> None:
 
 
 class RealKafkaCluster:
-    """The ``kafka_cluster`` of a test run with ``--kafka-backend=kafka``.
+    """The ``kafka_cluster`` of a test run with ``--kafka-backend=kafka`` (or
+    ``--kafka-proxy-upstream``).
 
-    ``bootstrap_servers``, ``create_topic(name, partitions=1, replication_factor=1,
-    config=None)``, ``client_config(client)`` and ``stop()`` work as on ``mockkafka.Cluster``;
-    any other attribute skips the test (only the fake can do it).
+    The test's clients reach the real broker through a ``mockkafka.Proxy`` of its own, so
+    ``faults`` and ``traffic`` work as on the fake. ``bootstrap_servers`` (the proxy's),
+    ``create_topic(name, partitions=1, replication_factor=1, config=None)``,
+    ``client_config(client)`` and ``stop()`` work as on ``mockkafka.Cluster``; any other
+    attribute skips the test (only the fake can do it). On the session's own broker every
+    user topic and group a previous test left is deleted first; an existing cluster
+    (``--kafka-proxy-upstream``) is never cleaned.
     """
 
-    def __init__(self, version: str | None) -> None:
-        self._broker = _session_broker(version)
-        self._clean()
+    def __init__(self, version: str | None, upstream: str | None = None) -> None:
+        import mockkafka
+        from mockkafka._api.proxy import parse_upstream
+
+        if upstream is not None:
+            host, port = parse_upstream(upstream)[0]
+            self._broker: Any = _Upstream(host, port)
+        else:
+            self._broker = _session_broker(version)
+            self._clean()
+        self._proxy = mockkafka.Proxy(upstream=upstream or self._broker.bootstrap_servers)
+        try:
+            self._proxy.start()
+        except mockkafka.MockKafkaError as exc:
+            pytest.skip(f"--kafka-proxy-upstream: {exc}")
 
     @property
     def bootstrap_servers(self) -> str:
-        server: str = self._broker.bootstrap_servers
-        return server
+        return self._proxy.bootstrap_servers
+
+    @property
+    def faults(self) -> Any:
+        """The proxy's fault rules: they fire on the traffic to the real broker."""
+        return self._proxy.faults
+
+    @property
+    def traffic(self) -> Any:
+        """Every exchange between the test's clients and the real broker."""
+        return self._proxy.traffic
 
     def client_config(self, client: str = "confluent", **kw: Any) -> dict[str, Any]:
         if kw:
@@ -152,10 +201,26 @@ class RealKafkaCluster:
             )
 
     def stop(self) -> None:
-        """Nothing to stop per test: the session's broker stops at the end of the session."""
+        """Stop this test's proxy and report its rules that never fired; the session's
+        broker stops at the end of the session."""
+        self._proxy.stop()
+        self._proxy.check_rules()
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
         _only_the_fake(f"kafka_cluster.{name}")
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+class _Upstream:
+    """An existing Kafka cluster named by ``--kafka-proxy-upstream``: raw requests to it."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.bootstrap_servers = f"{host}:{port}"
+
+    def request(self, api: str, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        from mockkafka.kafka_broker import request_to
+
+        return request_to(self.host, self.port, api, version, body)

@@ -41,6 +41,22 @@ def test_orders_round_trip(kafka_cluster):
     assert sorted(seen) == sorted(f"order-{i}" for i in range(10))
 
 
+def test_the_idempotent_producer_retries_leader_errors(kafka_cluster):
+    kafka_cluster.create_topic("payments", partitions=1)
+    rule = kafka_cluster.faults.on("Produce", topic="payments").times(2).error(
+        "NOT_LEADER_OR_FOLLOWER"
+    )
+    producer = Producer({
+        "bootstrap.servers": kafka_cluster.bootstrap_servers,
+        "enable.idempotence": True,
+        "retry.backoff.ms": 10,
+    })
+    producer.produce("payments", b"100 EUR")
+    assert producer.flush(15) == 0
+    assert rule.fired == 2
+    assert len(kafka_cluster.traffic.requests("Produce", with_error="NOT_LEADER_OR_FOLLOWER")) == 2
+
+
 def test_the_consumer_survives_a_leader_move(kafka_cluster):
     kafka_cluster.create_topic("moves", partitions=1)
     kafka_cluster.move_leader("moves", 0, to=1)
@@ -52,11 +68,12 @@ def test_the_same_user_test_passes_on_the_fake_and_on_real_kafka(
 ) -> None:
     pytester.makepyfile(test_user=USER_TESTS)
     fake = pytester.runpytest("-p", "no:cacheprovider", "-rs")
-    fake.assert_outcomes(passed=2)
+    fake.assert_outcomes(passed=3)
 
     monkeypatch.setattr(backend, "_broker", kafka)
     real = pytester.runpytest("-p", "no:cacheprovider", "-rs", "--kafka-backend=kafka")
-    real.assert_outcomes(passed=1, skipped=1)
+    # Fault rules and traffic work on real Kafka too: the proxy sits in front of it.
+    real.assert_outcomes(passed=2, skipped=1)
     real.stdout.fnmatch_lines(["*kafka_cluster.move_leader is something only mockkafka can do*"])
 
 
@@ -67,3 +84,20 @@ def test_the_ini_option_selects_the_backend_and_a_typo_is_a_usage_error(
     pytester.makepyfile(test_user="def test_x(kafka_cluster): pass\n")
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.stderr.fnmatch_lines(["*--kafka-backend must be mockkafka or kafka[[]:VERSION[]]*"])
+
+
+def test_kafka_proxy_upstream_runs_the_fixtures_on_an_existing_cluster(
+    pytester: pytest.Pytester, kafka: KafkaBroker
+) -> None:
+    # An existing cluster is never cleaned: names of this test's own.
+    tests = USER_TESTS.replace('"orders"', '"orders-up"').replace('"payments"', '"payments-up"')
+    pytester.makepyfile(test_user=tests)
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "-rs",
+        f"--kafka-proxy-upstream={kafka.bootstrap_servers}",
+        "-k",
+        "idempotent or round_trip",
+    )
+    result.assert_outcomes(passed=2)
