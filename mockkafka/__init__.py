@@ -23,7 +23,7 @@ import typing as _typing
 
 if _typing.TYPE_CHECKING:
     from mockkafka._api.cluster import AsyncCluster, Cluster, open_cluster
-    from mockkafka._api.proxy import Proxy
+    from mockkafka._api.proxy import AsyncProxy, Proxy, open_proxy
     from mockkafka.cluster.config import ClusterConfig
     from mockkafka.cluster.transactions import CompletedTransaction
     from mockkafka.errors import (
@@ -76,6 +76,8 @@ _EXPORTS: dict[str, str] = {
     "ProtocolError": "mockkafka.errors",
     "ProtocolViolationWarning": "mockkafka.errors",
     "Proxy": "mockkafka._api.proxy",
+    "AsyncProxy": "mockkafka._api.proxy",
+    "open_proxy": "mockkafka._api.proxy",
     "Record": "mockkafka.protocol.records",
     "Rule": "mockkafka.faults",
     "Scenario": "mockkafka.scenario.model",
@@ -95,6 +97,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "AclView",
     "AsyncCluster",
+    "AsyncProxy",
     "BrokerError",
     "BrokerView",
     "Cluster",
@@ -126,6 +129,7 @@ __all__ = [
     "WaitTimeout",
     "error_code",
     "open_cluster",
+    "open_proxy",
 ]
 
 __version__ = "0.1.0"

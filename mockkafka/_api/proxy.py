@@ -18,7 +18,8 @@ available here.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any, cast
 
@@ -44,26 +45,13 @@ def parse_upstream(upstream: str | Sequence[str]) -> list[tuple[str, int]]:
     return out
 
 
-class Proxy:
-    """A started proxy in front of ``upstream`` (``start()`` or ``with``); see the module doc."""
+class _ProxyBase:
+    """What the sync and the trio proxy share: listeners, faults, traffic, rule checks."""
 
-    def __init__(
-        self,
-        upstream: str | Sequence[str],
-        *,
-        host: str = "127.0.0.1",
-        record_traffic: bool = True,
-        strict_faults: bool = False,
-    ) -> None:
-        self.upstream = parse_upstream(upstream)
-        self._server = ProxyServer(
-            self.upstream, host=host, traffic=TrafficLog(enabled=record_traffic)
-        )
-        self._runner = ThreadedRunner(cast(Any, self._server))
-        waits = Waits(self._server.signal, self._runner.call, self._runner.on_loop_thread)
-        self._server.traffic.waits = waits
-        self._faults = Faults(self._server.faults, self._runner.call, waits)
-        self.strict_faults = strict_faults
+    _server: ProxyServer
+    _faults: Faults
+    upstream: list[tuple[str, int]]
+    strict_faults: bool
 
     @property
     def bootstrap_servers(self) -> str:
@@ -85,6 +73,44 @@ class Proxy:
         """Every exchange relayed, decoded (``proxy.traffic.requests("Produce")``)."""
         return self._server.traffic
 
+    def unfired_rules(self) -> list[Rule]:
+        """Rules added and never fired (reported when the ``with`` block ends)."""
+        return [r for r in self._faults.rules() if r.fired == 0]
+
+    def check_rules(self) -> None:
+        """Report rules that never fired: UnfiredRulesError with ``strict_faults``, an
+        UnfiredRuleWarning otherwise, as a Cluster does."""
+        unfired = self.unfired_rules()
+        if not unfired:
+            return
+        lines = "\n".join(f"  {r}" for r in unfired)
+        message = f"{len(unfired)} fault rule(s) never fired:\n{lines}"
+        if self.strict_faults:
+            raise UnfiredRulesError(message)
+        warnings.warn(message, UnfiredRuleWarning, stacklevel=3)
+
+
+class Proxy(_ProxyBase):
+    """A proxy in front of ``upstream`` (``start()`` or ``with``); see the module doc."""
+
+    def __init__(
+        self,
+        upstream: str | Sequence[str],
+        *,
+        host: str = "127.0.0.1",
+        record_traffic: bool = True,
+        strict_faults: bool = False,
+    ) -> None:
+        self.upstream = parse_upstream(upstream)
+        self._server = ProxyServer(
+            self.upstream, host=host, traffic=TrafficLog(enabled=record_traffic)
+        )
+        self._runner = ThreadedRunner(cast(Any, self._server))
+        waits = Waits(self._server.signal, self._runner.call, self._runner.on_loop_thread)
+        self._server.traffic.waits = waits
+        self._faults = Faults(self._server.faults, self._runner.call, waits)
+        self.strict_faults = strict_faults
+
     def start(self) -> Proxy:
         """Connect to the upstream cluster and listen; returns once every listener is up
         (raises UpstreamUnavailable when no upstream address answers)."""
@@ -103,22 +129,6 @@ class Proxy:
         """Close every listener and connection (idempotent)."""
         self._runner.stop()
 
-    def unfired_rules(self) -> list[Rule]:
-        """Rules added and never fired (reported when the ``with`` block ends)."""
-        return [r for r in self._faults.rules() if r.fired == 0]
-
-    def check_rules(self) -> None:
-        """Report rules that never fired: UnfiredRulesError with ``strict_faults``, an
-        UnfiredRuleWarning otherwise, as a Cluster does."""
-        unfired = self.unfired_rules()
-        if not unfired:
-            return
-        lines = "\n".join(f"  {r}" for r in unfired)
-        message = f"{len(unfired)} fault rule(s) never fired:\n{lines}"
-        if self.strict_faults:
-            raise UnfiredRulesError(message)
-        warnings.warn(message, UnfiredRuleWarning, stacklevel=3)
-
     def __enter__(self) -> Proxy:
         return self.start()
 
@@ -136,6 +146,61 @@ class Proxy:
         up = ",".join(f"{h}:{p}" for h, p in self.upstream)
         state = f"at {self.bootstrap_servers}" if self._runner.running else "not started"
         return f"<Proxy upstream {up} {state}>"
+
+
+class AsyncProxy(_ProxyBase):
+    """The proxy on the caller's own trio loop (no thread): see :func:`open_proxy`."""
+
+    def __init__(self, server: ProxyServer, upstream: list[tuple[str, int]], strict: bool) -> None:
+        import threading
+
+        import trio
+
+        from mockkafka.server.runner import call_on_loop
+
+        token = trio.lowlevel.current_trio_token()
+        loop_thread = threading.current_thread()
+
+        def run_on_loop(fn: Callable[[], Any]) -> Any:
+            if threading.current_thread() is loop_thread:
+                return fn()
+            return call_on_loop(token, fn)
+
+        self._server = server
+        self.upstream = upstream
+        self.strict_faults = strict
+        waits = Waits(server.signal, run_on_loop, lambda: threading.current_thread() is loop_thread)
+        server.traffic.waits = waits
+        self._faults = Faults(server.faults, run_on_loop, waits)
+
+    def __repr__(self) -> str:
+        up = ",".join(f"{h}:{p}" for h, p in self.upstream)
+        return f"<AsyncProxy upstream {up} at {self.bootstrap_servers}>"
+
+
+@asynccontextmanager
+async def open_proxy(
+    upstream: str | Sequence[str],
+    *,
+    host: str = "127.0.0.1",
+    record_traffic: bool = True,
+    strict_faults: bool = False,
+) -> AsyncIterator[AsyncProxy]:
+    """``async with open_proxy("kafka:9092") as proxy:`` -- the proxy on this trio loop.
+
+    Takes the arguments of :class:`Proxy`; on exit rules that never fired are reported."""
+    import trio
+
+    hosts = parse_upstream(upstream)
+    server = ProxyServer(hosts, host=host, traffic=TrafficLog(enabled=record_traffic))
+    proxy = AsyncProxy(server, hosts, strict_faults)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.run)
+        try:
+            yield proxy
+        finally:
+            nursery.cancel_scope.cancel()
+    proxy.check_rules()
 
 
 async def serve_proxy(upstream: str, host: str = "127.0.0.1") -> int:

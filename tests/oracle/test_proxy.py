@@ -237,3 +237,25 @@ def test_the_proxy_command_reports_a_bad_upstream_in_one_line() -> None:
     assert result.returncode == 2
     assert "mockkafka proxy:" in result.stderr and "127.0.0.1:1" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_open_proxy_runs_on_the_callers_trio_loop(kafka: KafkaBroker) -> None:
+    import trio
+
+    from mockkafka.protocol.framing import NEED_DATA, ClientConnection, Response
+
+    async def main() -> tuple[int, int, int]:
+        async with mockkafka.open_proxy(kafka.bootstrap_servers) as proxy:
+            rule = proxy.faults.on("ApiVersions").once().delay(ms=5)
+            host, port = proxy.bootstrap_servers.rsplit(":", 1)
+            conn = ClientConnection(client_id="trio-test")
+            async with await trio.open_tcp_stream(host, int(port)) as stream:
+                body = {"client_software_name": "trio-test", "client_software_version": "1.0"}
+                await stream.send_all(conn.send_request("ApiVersions", 3, body))
+                while (ev := conn.next_event()) is NEED_DATA:
+                    conn.receive_data(await stream.receive_some())
+            assert isinstance(ev, Response)
+            await proxy.traffic.wait_for_async("ApiVersions", timeout=5)
+            return ev.body["error_code"], rule.fired, len(proxy.traffic.requests("ApiVersions"))
+
+    assert trio.run(main) == (0, 1, 1)
