@@ -44,6 +44,7 @@ import functools
 import hmac
 import ipaddress
 import json
+import logging
 import secrets
 from collections.abc import Awaitable, Callable
 from importlib import resources
@@ -65,6 +66,8 @@ from mockkafka.scenario.model import (
     step_from_dict,
 )
 from mockkafka.scenario.runner import ScenarioRun, describe_start
+
+log = logging.getLogger("mockkafka.control")
 
 MAX_BODY = 1 << 20
 HOST = "127.0.0.1"
@@ -428,6 +431,9 @@ class ControlServer:
             return 409, {"error": str(exc)}
         except MockKafkaError as exc:
             return 400, {"error": str(exc)}
+        except Exception as exc:  # a bug: answer 500 and keep serving (never end serve)
+            log.exception("control endpoint: %s %s failed", method, url.path)
+            return 500, {"error": f"internal error in mockkafka: {type(exc).__name__}: {exc}"}
 
     # -- endpoints ----------------------------------------------------------------------------
 
