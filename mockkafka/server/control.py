@@ -702,11 +702,24 @@ def build_openapi() -> dict[str, Any]:
         "info": {
             "title": "mockkafka serve control endpoint",
             "version": "1",
-            "description": "Script a fake Kafka cluster at run time; see docs/scenarios.md.",
+            "description": "Script a fake Kafka cluster at run time; see docs/scenarios.md. "
+            "Refused before routing: a Host that is not this endpoint (421), a cross-origin "
+            "Origin or Sec-Fetch-Site (403), a POST/DELETE without Content-Type: "
+            "application/json (415), and, when serve has a control token, a request without "
+            "Authorization: Bearer TOKEN (401).",
         },
         "servers": [{"url": "http://127.0.0.1:{port}", "variables": {"port": {"default": "0"}}}],
         "paths": paths,
+        "security": [{}, {"bearer": []}],
         "components": {
+            "securitySchemes": {
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "serve --control-token TOKEN, or the token printed on the "
+                    "control= line of a listener that is not loopback",
+                }
+            },
             "schemas": {
                 "Any": {},
                 "Error": {
@@ -729,7 +742,7 @@ def build_openapi() -> dict[str, Any]:
                     "properties": {"name": {"type": "string"}, "yaml": {"type": "string"}},
                     "additionalProperties": False,
                 },
-            }
+            },
         },
     }
 
