@@ -44,6 +44,7 @@ import functools
 import hmac
 import ipaddress
 import json
+import logging
 import secrets
 from collections.abc import Awaitable, Callable
 from importlib import resources
@@ -65,6 +66,8 @@ from mockkafka.scenario.model import (
     step_from_dict,
 )
 from mockkafka.scenario.runner import ScenarioRun, describe_start
+
+log = logging.getLogger("mockkafka.control")
 
 MAX_BODY = 1 << 20
 HOST = "127.0.0.1"
@@ -428,6 +431,9 @@ class ControlServer:
             return 409, {"error": str(exc)}
         except MockKafkaError as exc:
             return 400, {"error": str(exc)}
+        except Exception as exc:  # a bug: answer 500 and keep serving (never end serve)
+            log.exception("control endpoint: %s %s failed", method, url.path)
+            return 500, {"error": f"internal error in mockkafka: {type(exc).__name__}: {exc}"}
 
     # -- endpoints ----------------------------------------------------------------------------
 
@@ -696,11 +702,24 @@ def build_openapi() -> dict[str, Any]:
         "info": {
             "title": "mockkafka serve control endpoint",
             "version": "1",
-            "description": "Script a fake Kafka cluster at run time; see docs/scenarios.md.",
+            "description": "Script a fake Kafka cluster at run time; see docs/scenarios.md. "
+            "Refused before routing: a Host that is not this endpoint (421), a cross-origin "
+            "Origin or Sec-Fetch-Site (403), a POST/DELETE without Content-Type: "
+            "application/json (415), and, when serve has a control token, a request without "
+            "Authorization: Bearer TOKEN (401).",
         },
         "servers": [{"url": "http://127.0.0.1:{port}", "variables": {"port": {"default": "0"}}}],
         "paths": paths,
+        "security": [{}, {"bearer": []}],
         "components": {
+            "securitySchemes": {
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "serve --control-token TOKEN, or the token printed on the "
+                    "control= line of a listener that is not loopback",
+                }
+            },
             "schemas": {
                 "Any": {},
                 "Error": {
@@ -723,7 +742,7 @@ def build_openapi() -> dict[str, Any]:
                     "properties": {"name": {"type": "string"}, "yaml": {"type": "string"}},
                     "additionalProperties": False,
                 },
-            }
+            },
         },
     }
 

@@ -129,13 +129,7 @@ class Exchange:
     @property
     def request(self) -> dict[str, Any] | None:
         """The decoded request body (None for an exchange recorded without one)."""
-        body = self._request
-        if body is not None:
-            return body
-        frame = self._request_frame
-        if frame is None:
-            return None
-        return _decode(self.api_key, self.version, frame, request=True)
+        return self._body(self._request, self._request_frame, request=True)
 
     @request.setter
     def request(self, value: dict[str, Any] | None) -> None:
@@ -145,19 +139,20 @@ class Exchange:
     @property
     def response(self) -> dict[str, Any] | None:
         """The decoded response body (None until answered, or when there was none)."""
-        body = self._response
-        if body is not None:
-            return body
-        frame = self._response_frame
-        if frame is None:
-            return None
-        return _decode(self.api_key, self.version, frame, request=False)
+        return self._body(self._response, self._response_frame, request=False)
 
     @response.setter
     def response(self, value: dict[str, Any] | None) -> None:
         self._response = value
         self._response_frame = None
         self._errors = None
+
+    def _body(
+        self, body: dict[str, Any] | None, frame: tuple[bytes, int] | None, *, request: bool
+    ) -> dict[str, Any] | None:
+        if body is not None or frame is None:
+            return body
+        return _decode(self.api_key, self.version, frame, request=request)
 
     @property
     def answered(self) -> bool:

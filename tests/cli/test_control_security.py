@@ -249,3 +249,41 @@ def test_the_control_accept_loop_backs_off_quietly_when_fds_run_out(
     assert 3 <= listener.calls <= 12  # 5 ms doubling to 500 ms: not a busy loop
     warnings = [r for r in caplog.records if "accept failed" in r.getMessage()]
     assert len(warnings) == 1 and warnings[0].exc_info is None
+
+
+def test_a_bug_behind_an_endpoint_answers_500_and_the_endpoint_keeps_serving() -> None:
+    """Before, an unexpected exception in a handler ended the connection task's nursery,
+    and with it ``mockkafka serve``."""
+    import trio
+
+    import mockkafka
+    from mockkafka.server import control as control_mod
+
+    async def main() -> tuple[bytes, bytes]:
+        async with mockkafka.open_cluster() as cluster, trio.open_nursery() as nursery:
+            server = control_mod.ControlServer(cluster, nursery)
+
+            async def broken(doc: Any, q: Any) -> Any:
+                raise TypeError("a bug")
+
+            server.routes[("GET", "/state")] = broken
+            port = await nursery.start(server.serve, 0)
+
+            async def get(path: str) -> bytes:
+                stream = await trio.open_tcp_stream("127.0.0.1", port)
+                req = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+                await stream.send_all(req.encode())
+                data = b""
+                with trio.fail_after(5):
+                    while chunk := await stream.receive_some(65536):
+                        data += chunk
+                await stream.aclose()
+                return data
+
+            first, second = await get("/state"), await get("/faults")
+            nursery.cancel_scope.cancel()
+            return first, second
+
+    first, second = trio.run(main)
+    assert first.startswith(b"HTTP/1.1 500 ") and b"TypeError: a bug" in first
+    assert second.startswith(b"HTTP/1.1 200 ")
