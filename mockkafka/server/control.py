@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
@@ -98,8 +99,15 @@ class ControlServer:
             ("POST", "/stop"): self._stop,
         }
 
-    async def serve(self, port: int = 0, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        listeners = await trio.open_tcp_listeners(port, host=HOST)
+    async def serve(
+        self, port: int | socket.socket = 0, *, task_status: Any = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Serve on ``port``, or on a socket already listening (``server/prebind.py``)."""
+        listeners = (
+            [trio.SocketListener(trio.socket.from_stdlib_socket(port))]
+            if isinstance(port, socket.socket)
+            else await trio.open_tcp_listeners(port, host=HOST)
+        )
         task_status.started(listeners[0].socket.getsockname()[1])
         await trio.serve_listeners(self._connection, listeners)
 
