@@ -30,24 +30,21 @@ import json
 import socket
 from collections.abc import Awaitable, Callable
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-import h11
 import trio
 
 from mockkafka._api.cluster import AsyncCluster
 from mockkafka.errors import KafkaApiError, MockKafkaError
-from mockkafka.scenario.model import (
-    DEFAULT_STEP_TIMEOUT_MS,
-    Scenario,
-    ScenarioError,
-    did_you_mean,
-    parse_duration_ms,
-    start_from_dict,
-    step_from_dict,
-)
-from mockkafka.scenario.runner import ScenarioRun, describe_start
+
+# h11 and the scenario machinery load with the first HTTP request (or --scenario), not with
+# `mockkafka serve` itself: see the startup figures in benchmarks/bench_startup.py.
+if TYPE_CHECKING:
+    import h11
+
+    from mockkafka.scenario.model import Scenario
+    from mockkafka.scenario.runner import ScenarioRun
 
 MAX_BODY = 1 << 20
 HOST = "127.0.0.1"
@@ -114,6 +111,8 @@ class ControlServer:
     # -- HTTP plumbing ------------------------------------------------------------------------
 
     async def _connection(self, stream: trio.SocketStream) -> None:
+        import h11
+
         conn = h11.Connection(h11.SERVER)
         try:
             for _ in range(10_000):  # requests per connection
@@ -156,6 +155,8 @@ class ControlServer:
     async def _read_request(
         self, conn: h11.Connection, stream: trio.SocketStream
     ) -> tuple[h11.Request | None, bytes]:
+        import h11
+
         request: h11.Request | None = None
         body = b""
         for _ in range(100_000):
@@ -179,6 +180,8 @@ class ControlServer:
         return None, b""
 
     async def _dispatch(self, request: h11.Request, body: bytes) -> tuple[int, Any]:
+        from mockkafka.scenario.model import ScenarioError
+
         url = urlsplit(request.target.decode())
         method = request.method.decode()
         handler = self.routes.get((method, url.path))
@@ -213,6 +216,9 @@ class ControlServer:
         return 200, openapi()
 
     async def _steps(self, doc: dict[str, Any], q: dict[str, list[str]]) -> tuple[int, Any]:
+        from mockkafka.scenario.model import Scenario, step_from_dict
+        from mockkafka.scenario.runner import ScenarioRun, describe_start
+
         step = step_from_dict(doc, ())
         run = ScenarioRun(Scenario(name="http", steps=(step,)), self.cluster)
         if step.start is None:
@@ -235,6 +241,8 @@ class ControlServer:
         return 200, {"cleared": True}
 
     async def _scenario(self, doc: dict[str, Any], q: dict[str, list[str]]) -> tuple[int, Any]:
+        from mockkafka.scenario.model import Scenario
+
         if ("name" in doc) == ("yaml" in doc) or set(doc) - {"name", "yaml"}:
             raise HttpError(400, 'give {"name": LIBRARY_NAME_OR_PATH} or {"yaml": TEXT}')
         sc = (
@@ -247,6 +255,8 @@ class ControlServer:
 
     async def start_scenario(self, sc: Scenario) -> ScenarioRun:
         """Set up ``sc`` and play its steps in the background."""
+        from mockkafka.scenario.runner import ScenarioRun
+
         if self.scenario_run is not None and not self.scenario_run.finished:
             self.scenario_run.cancel()
         run = ScenarioRun(sc, self.cluster)
@@ -281,6 +291,16 @@ class ControlServer:
         return 200, {"ok": not failures, "failures": failures}
 
     async def _wait(self, doc: dict[str, Any], q: dict[str, list[str]]) -> tuple[int, Any]:
+        from mockkafka.scenario.model import (
+            DEFAULT_STEP_TIMEOUT_MS,
+            Scenario,
+            ScenarioError,
+            did_you_mean,
+            parse_duration_ms,
+            start_from_dict,
+        )
+        from mockkafka.scenario.runner import ScenarioRun, describe_start
+
         extra = set(doc) - {"after", "when", "timeout"}
         if extra:
             key = sorted(extra)[0]
