@@ -127,7 +127,10 @@ class LibrdkafkaMock:
 class ServeProcess:
     """``mockkafka serve`` in a child process (this checkout's copy)."""
 
-    def __init__(self, brokers: int, topics: list[str]) -> None:
+    def __init__(self, brokers: int, topics: list[str], *, wait_ready: bool = True) -> None:
+        """Start it and read its ``bootstrap.servers=`` line; with ``wait_ready`` also wait
+        for the answer to one request (``serve`` prints before it loads the broker, and an
+        RSS taken right after the line would miss the broker)."""
         args = [sys.executable, "-m", "mockkafka.cli", "serve", "--brokers", str(brokers)]
         for t in topics:
             args += ["--topic", t]
@@ -139,6 +142,12 @@ class ServeProcess:
             self.close()
             raise SystemExit(f"mockkafka serve did not start: {line!r}")
         self.bootstrap_servers = line.split("=", 1)[1]
+        if wait_ready:
+            raw = Raw(self.bootstrap_servers)
+            try:
+                raw.request_frame("ApiVersions", 3, {"client_software_name": "bench"})
+            finally:
+                raw.close()
 
     def close(self) -> None:
         self.proc.terminate()
@@ -330,7 +339,7 @@ def start_to_ready(target: str, rounds: int) -> tuple[float, float]:
             ask(c.bootstrap_servers)
             c.stop()
         elif target == "process":
-            proc = ServeProcess(3, [])
+            proc = ServeProcess(3, [], wait_ready=False)
             ask(proc.bootstrap_servers)
             proc.close()
         elif target == "kfake":

@@ -201,6 +201,13 @@ class BrokerProcess:
             self.stop()
             raise RuntimeError(f"mockkafka serve did not start: {line!r} {self.stderr()}")
         self.host, self.port = m.group(1), int(m.group(2))
+        # `serve` prints its address before it loads the broker (server/prebind.py): the
+        # fd and memory baselines of the probes are those of a broker that answers.
+        try:
+            self.health()
+        except Exception as exc:
+            self.stop()
+            raise RuntimeError(f"mockkafka serve did not answer: {exc!r} {self.stderr()}") from exc
 
     @property
     def pid(self) -> int:
