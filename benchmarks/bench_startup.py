@@ -1,9 +1,16 @@
-"""What the pytest plugin costs a session that never uses Kafka.
+"""What the pytest plugin costs a session that never uses Kafka, and how fast
+``mockkafka serve`` starts.
 
 Run ``python benchmarks/bench_startup.py`` (``--runs N`` sessions per case, default 10;
-about 1 minute on a loaded 2-core machine).
+about 1 minute on a loaded 2-core machine; ``--serve-only`` for the ``serve`` figures).
 
 Figures:
+
+- ``mockkafka serve --brokers 3`` (a child process, this checkout): spawn to the
+  ``bootstrap.servers=`` line (what a harness waits for; issue 28's target is <= 100 ms), and
+  spawn to the answer of an ApiVersions request sent as soon as the line came (the broker
+  imports after printing: ``server/prebind.py``), median of ``--runs``; beside them a bare
+  ``python -c pass``, the floor any Python process pays;
 
 - import time of the plugin module beyond pytest itself (``python -X importtime``, best of
   ``--runs``): what every pytest session of a user with mockkafka installed pays;
@@ -24,6 +31,7 @@ import argparse
 import os
 import re
 import resource
+import socket
 import statistics
 import subprocess
 import sys
@@ -32,6 +40,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 PLUGIN = "pytest_plugin.plugin"
 PYTEST = (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:mockkafka")
 ENV = {
@@ -77,10 +86,79 @@ def session_s(directory: Path, *args: str) -> tuple[float, float]:
     return wall, cpu
 
 
+def serve_start_ms(*args: str) -> tuple[float, float]:
+    """(ms to the ``bootstrap.servers=`` line, ms to the first ApiVersions answer) of one
+    ``mockkafka serve`` child."""
+    from mockkafka.protocol.framing import NEED_DATA, ClientConnection
+
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mockkafka.cli", "serve", *args],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=ENV,
+        cwd=ROOT,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        to_line = time.perf_counter() - started
+        if not line.startswith("bootstrap.servers="):
+            raise SystemExit(f"mockkafka serve did not start: {line!r}")
+        host, port = line.split("=", 1)[1].split(",")[0].strip().rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            conn = ClientConnection(client_id="bench-startup")
+            body = {"client_software_name": "bench", "client_software_version": "1"}
+            sock.sendall(conn.send_request("ApiVersions", 3, body))
+            for _ in range(10_000):
+                if conn.next_event() is not NEED_DATA:
+                    break
+                data = sock.recv(65536)
+                if not data:
+                    raise SystemExit("mockkafka serve closed the connection")
+                conn.receive_data(data)
+        to_answer = time.perf_counter() - started
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+    return to_line * 1000, to_answer * 1000
+
+
+def print_serve(runs: int) -> None:
+    bare = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True, timeout=60)
+        bare.append((time.perf_counter() - t0) * 1000)
+    figures = [serve_start_ms("--brokers", "3") for _ in range(runs)]
+    rows = [
+        ("python -c pass (the floor of any Python process)", statistics.median(bare)),
+        (
+            "mockkafka serve --brokers 3: spawn to bootstrap.servers=",
+            statistics.median(f[0] for f in figures),
+        ),
+        (
+            "mockkafka serve --brokers 3: spawn to first ApiVersions answer",
+            statistics.median(f[1] for f in figures),
+        ),
+    ]
+    for name, ms in rows:
+        print(f"{f'{name} (median of {runs})':<78} {ms:>8.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=10, help="sessions per case (default 10)")
-    runs = max(1, min(ap.parse_args().runs, 100))
+    ap.add_argument("--serve-only", action="store_true", help="only the serve figures")
+    parsed = ap.parse_args()
+    runs = max(1, min(parsed.runs, 100))
+    print_serve(runs)
+    if parsed.serve_only:
+        return
 
     plugin = min(import_ms(f"import pytest; import {PLUGIN}", PLUGIN) for _ in range(runs))
     cluster = min(

@@ -1,9 +1,10 @@
-"""mockkafka side by side with librdkafka's mock cluster: one command, one table of ratios.
+"""mockkafka side by side with librdkafka's mock cluster, franz-go's kfake and Apache Kafka:
+one command, one table of ratios.
 
     python benchmarks/compare.py            # 1M x 100 B, 3 paired repetitions (a few minutes)
-    python benchmarks/compare.py --quick    # 50k messages, smaller everything (~1 minute)
+    python benchmarks/compare.py --quick    # 50k messages, smaller everything (~2 minutes)
 
-Three targets, driven by the same confluent-kafka client in this process:
+Five targets, driven by the same confluent-kafka client in this process:
 
 * ``in-process``: ``mockkafka.Cluster(brokers=3)`` in this process (its broker thread shares
   the GIL with the client's Python loop);
@@ -12,7 +13,14 @@ Three targets, driven by the same confluent-kafka client in this process:
   ``test.mock.num.brokers`` starts; it is created here through librdkafka's C API
   (``rd_kafka_mock_cluster_new`` / ``rd_kafka_mock_topic_create``, via ctypes on the library
   confluent-kafka ships) because the mock does not answer CreateTopics and would otherwise
-  auto-create every topic with 4 partitions.
+  auto-create every topic with 4 partitions;
+* ``kfake``: franz-go's kfake (Go) with 3 brokers in a child process, built from the Go
+  module proxy (``benchmarks/peers.py``);
+* ``kafka``: Apache Kafka 4.4.0 itself, one KRaft process as broker and controller (so
+  replication factor 1), its jars from Maven Central (``benchmarks/peers.py``).
+
+A peer that cannot run here (no Go, no Java, no network for the first build) is left out
+and the table says why under it.
 
 Every figure is measured on the three targets in one repetition, back to back (the order
 rotates), the ratio mockkafka / librdkafka is taken inside each repetition, and the table
@@ -41,13 +49,28 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition  # noqa: E402
+from confluent_kafka import (  # noqa: E402
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 
 import mockkafka  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import peers  # noqa: E402
+
 QUIET = {"log_level": 3}
 TOPIC, TXN_TOPIC = "bench", "txn"
-TARGETS = ("in-process", "process", "librdkafka")
+TARGETS = ("in-process", "process", "librdkafka", "kfake", "kafka")
+#: Why a peer cannot run here (filled by main()); its column stays empty.
+UNAVAILABLE: dict[str, str] = {}
+#: The Kafka broker's spawn-to-ready of the last one opened (a JVM start is seconds: each
+#: repetition's broker gives the figure instead of starting more of them).
+KAFKA_READY_MS: list[float] = []
 
 
 # -- targets ------------------------------------------------------------------------------------
@@ -104,7 +127,10 @@ class LibrdkafkaMock:
 class ServeProcess:
     """``mockkafka serve`` in a child process (this checkout's copy)."""
 
-    def __init__(self, brokers: int, topics: list[str]) -> None:
+    def __init__(self, brokers: int, topics: list[str], *, wait_ready: bool = True) -> None:
+        """Start it and read its ``bootstrap.servers=`` line; with ``wait_ready`` also wait
+        for the answer to one request (``serve`` prints before it loads the broker, and an
+        RSS taken right after the line would miss the broker)."""
         args = [sys.executable, "-m", "mockkafka.cli", "serve", "--brokers", str(brokers)]
         for t in topics:
             args += ["--topic", t]
@@ -116,6 +142,12 @@ class ServeProcess:
             self.close()
             raise SystemExit(f"mockkafka serve did not start: {line!r}")
         self.bootstrap_servers = line.split("=", 1)[1]
+        if wait_ready:
+            raw = Raw(self.bootstrap_servers)
+            try:
+                raw.request_frame("ApiVersions", 3, {"client_software_name": "bench"})
+            finally:
+                raw.close()
 
     def close(self) -> None:
         self.proc.terminate()
@@ -140,6 +172,19 @@ def open_target(name: str, topics: dict[str, int]) -> Iterator[str]:
             yield proc.bootstrap_servers
         finally:
             proc.close()
+    elif name == "kfake":
+        kfake = peers.KfakeProcess(3, topics)
+        try:
+            yield kfake.bootstrap_servers
+        finally:
+            kfake.close()
+    elif name == "kafka":
+        broker = peers.KafkaBroker(topics)
+        KAFKA_READY_MS.append(broker.ready_ms)
+        try:
+            yield broker.bootstrap_servers
+        finally:
+            broker.close()
     else:
         mock = LibrdkafkaMock(3)
         try:
@@ -270,24 +315,45 @@ def transactions(bootstrap: str, seconds: float, inits: int) -> tuple[float, lis
     return rate, [t * 1000 for t in init_times]
 
 
-def start_to_ready(target: str, rounds: int) -> float:
-    """Median ms from nothing to a 3-broker cluster that listens (and stop excluded)."""
-    times = []
+def start_to_ready(target: str, rounds: int) -> tuple[float, float]:
+    """Median ms from nothing to (a 3-broker cluster that says it listens: the call returned,
+    or a child printed its address; the answer to an ApiVersions request sent right after
+    it). Stop is excluded. For ``process`` the two differ: ``mockkafka serve`` prints its
+    address before it imports the broker (``mockkafka/server/prebind.py``)."""
+    said: list[float] = []
+    answered: list[float] = []
+
+    def ask(bootstrap: str) -> None:
+        said.append(time.perf_counter() - t0)
+        raw = Raw(bootstrap)
+        try:
+            raw.request_frame("ApiVersions", 3, {"client_software_name": "bench"})
+        finally:
+            raw.close()
+        answered.append(time.perf_counter() - t0)
+
     for _ in range(rounds):
         t0 = time.perf_counter()
         if target == "in-process":
             c = mockkafka.Cluster(brokers=3).start()
-            times.append(time.perf_counter() - t0)
+            ask(c.bootstrap_servers)
             c.stop()
         elif target == "process":
-            proc = ServeProcess(3, [])
-            times.append(time.perf_counter() - t0)
+            proc = ServeProcess(3, [], wait_ready=False)
+            ask(proc.bootstrap_servers)
             proc.close()
+        elif target == "kfake":
+            kfake = peers.KfakeProcess(3, {})
+            ask(kfake.bootstrap_servers)
+            kfake.close()
+        elif target == "kafka":  # its first Metadata answer listing the broker
+            ms = KAFKA_READY_MS[-1] if KAFKA_READY_MS else 0.0
+            return ms, ms
         else:
             mock = LibrdkafkaMock(3)
-            times.append(time.perf_counter() - t0)
+            ask(mock.bootstrap_servers)
             mock.close()
-    return statistics.median(times) * 1000
+    return statistics.median(said) * 1000, statistics.median(answered) * 1000
 
 
 def fixture_reset(rounds: int) -> float | None:
@@ -618,8 +684,8 @@ class Row:
     def add(self, target: str, value: float) -> None:
         self.values.setdefault(target, []).append(value)
 
-    def ratios(self, target: str) -> list[float]:
-        mine, ref = self.values.get(target, []), self.values.get("librdkafka", [])
+    def ratios(self, target: str, ref_target: str = "librdkafka") -> list[float]:
+        mine, ref = self.values.get(target, []), self.values.get(ref_target, [])
         out = []
         for a, b in zip(mine, ref, strict=False):
             if a > 0 and b > 0:
@@ -634,20 +700,59 @@ def fmt(v: list[float]) -> str:
     return f"{m:,.0f}" if m >= 100 else f"{m:.2f}"
 
 
+#: Ratio columns: (heading, mockkafka target, reference target).
+RATIOS = (
+    ("in-p/rdk", "in-process", "librdkafka"),
+    ("proc/rdk", "process", "librdkafka"),
+    ("proc/kfake", "process", "kfake"),
+    ("proc/kafka", "process", "kafka"),
+)
+
+
 def print_table(rows: list[Row], reps: int) -> None:
-    print(f"\nmedian of {reps} paired repetitions; ratio = mockkafka vs librdkafka, >1 is better")
+    print(
+        f"\nmedian of {reps} paired repetitions; ratio = mockkafka vs the peer, >1 is better"
+        " (kafka: one broker, replication factor 1; the others 3 brokers, RF 3)"
+    )
     head = f"{'figure':<34} {'unit':<9}"
     head += "".join(f" {t:>11}" for t in TARGETS)
-    head += f" {'ratio in-p':>10} {'ratio proc':>10}  target"
+    head += "".join(f" {h:>10}" for h, _, _ in RATIOS) + "  target"
     print(head)
     print("-" * len(head))
     for r in rows:
         line = f"{r.name:<34} {r.unit:<9}"
         line += "".join(f" {fmt(r.values.get(t, [])):>11}" for t in TARGETS)
-        for t in ("in-process", "process"):
-            rs = r.ratios(t)
+        for _, mine, ref in RATIOS:
+            rs = r.ratios(mine, ref)
             line += f" {statistics.median(rs):>10.2f}" if rs else f" {'-':>10}"
         print(f"{line}  {r.target}")
+    for t, why in UNAVAILABLE.items():
+        print(f"{t}: not measured: {why}")
+
+
+def measure(
+    t: str,
+    topics: dict[str, int],
+    rows: dict[str, Row],
+    messages: int,
+    partitions: int,
+    rt_rounds: int,
+    txn_s: float,
+    inits: int,
+) -> None:
+    """One repetition of every figure but start-to-ready on target ``t``."""
+    with open_target(t, topics) as bootstrap:
+        rows["produce"].add(t, produce(bootstrap, messages, 100, partitions))
+        rate, held = consume(bootstrap, messages, partitions)
+        rows["consume"].add(t, rate)
+        rows["held"].add(t, held)
+        p50, p99 = round_trip(bootstrap, rt_rounds)
+        rows["rt50"].add(t, p50)
+        rows["rt99"].add(t, p99)
+        rate, init_ms = transactions(bootstrap, txn_s, inits)
+        rows["txn"].add(t, rate)
+        rows["init"].add(t, statistics.median(init_ms))
+        rows["init_mean"].add(t, statistics.mean(init_ms))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -670,6 +775,12 @@ def main(argv: list[str] | None = None) -> int:
     reps = args.reps or 3
     rt_rounds, txn_s, inits, start_rounds = (100, 1.0, 6, 5) if q else (500, 3.0, 12, 20)
     targets = args.only or list(TARGETS)
+    for t, problem in (("kfake", peers.kfake_problem), ("kafka", peers.kafka_problem)):
+        if t in targets:
+            why = problem()
+            if why:
+                UNAVAILABLE[t] = why
+                targets.remove(t)
     partitions = 32
     topics = {TOPIC: partitions, TXN_TOPIC: 3}
 
@@ -682,7 +793,8 @@ def main(argv: list[str] | None = None) -> int:
         "txn": Row("transactional commits", "commit/s", True, ">= 1.0"),
         "init": Row("init_transactions() median", "ms", False, "<= 1.2x (>= 0.83)"),
         "init_mean": Row("init_transactions() mean", "ms", False, "<= 1.2x (>= 0.83)"),
-        "start": Row("3-broker start-to-ready", "ms", False, "in-process <= 5 ms"),
+        "start": Row("3-broker start-to-ready", "ms", False, "in-p <= 5 ms, serve <= 100 ms"),
+        "answer": Row("  first ApiVersions answer", "ms", False),
         "reset": Row("Cluster.reset() (fixture reset)", "ms", False, "<= 2 ms"),
     }
     if args.scale_point:
@@ -695,23 +807,21 @@ def main(argv: list[str] | None = None) -> int:
     for rep in range(reps):
         order = targets[rep % len(targets) :] + targets[: rep % len(targets)]
         for t in order:
+            if t in UNAVAILABLE:
+                continue
             print(f"rep {rep + 1}/{reps}: {t} ...", file=sys.stderr, flush=True)
             gc.collect()
-            with open_target(t, topics) as bootstrap:
-                rows["produce"].add(t, produce(bootstrap, messages, 100, partitions))
-                rate, held = consume(bootstrap, messages, partitions)
-                rows["consume"].add(t, rate)
-                rows["held"].add(t, held)
-                p50, p99 = round_trip(bootstrap, rt_rounds)
-                rows["rt50"].add(t, p50)
-                rows["rt99"].add(t, p99)
-                rate, init_ms = transactions(bootstrap, txn_s, inits)
-                rows["txn"].add(t, rate)
-                rows["init"].add(t, statistics.median(init_ms))
-                rows["init_mean"].add(t, statistics.mean(init_ms))
-            # a child interpreter per round: a few are enough for its median
-            rounds = min(start_rounds, 3) if t == "process" else start_rounds
-            rows["start"].add(t, start_to_ready(t, rounds))
+            try:
+                measure(t, topics, rows, messages, partitions, rt_rounds, txn_s, inits)
+                # a child process per round: a few are enough for its median
+                rounds = min(start_rounds, 3) if t in ("process", "kfake") else start_rounds
+                said, answered = start_to_ready(t, rounds)
+                rows["start"].add(t, said)
+                rows["answer"].add(t, answered)
+            except (SystemExit, RuntimeError, KafkaException) as exc:
+                if t in ("in-process", "process", "librdkafka"):
+                    raise
+                UNAVAILABLE[t] = f"failed in repetition {rep + 1}: {exc}"
         reset = fixture_reset(start_rounds)
         if reset is not None:
             rows["reset"].add("in-process", reset)

@@ -45,6 +45,7 @@ from mockkafka.cluster.config import ClusterConfig
 if TYPE_CHECKING:
     from mockkafka._api.cluster import AsyncCluster
     from mockkafka.scenario.model import Scenario
+    from mockkafka.server.prebind import Prebound
     from mockkafka.server.traffic import Exchange
 
 PROG = "mockkafka"
@@ -381,9 +382,12 @@ async def serve(
     jsonl: IO[str] | None = None,
     log: TextIO | None = None,
     scenario: Scenario | None = None,
+    prebound: Prebound | None = None,
 ) -> int:
     """Run the cluster and its control endpoint until SIGINT/SIGTERM or ``POST /stop`` (flags
-    already checked); play ``scenario`` if given and say on stderr how it ended."""
+    already checked); play ``scenario`` if given and say on stderr how it ended. With
+    ``prebound`` (see :func:`prebind`) the lines were printed already and the listeners
+    are those sockets."""
     import trio
 
     from mockkafka._api.cluster import open_cluster
@@ -391,39 +395,45 @@ async def serve(
 
     stream = out if out is not None else sys.stdout
     writer = TrafficWriter(jsonl, log) if (jsonl is not None or log is not None) else None
-    async with open_cluster(**cluster_options(args, scenario)) as cluster:
+    options = cluster_options(args, scenario)
+    if prebound is not None:
+        options["sockets"], prebound.brokers = prebound.brokers, {}
+
+    def before_serving(cluster: AsyncCluster) -> None:
         if writer is not None:
             cluster.traffic.on_completed.append(writer)
         _create_topics(cluster, args.topic)
+
+    async with open_cluster(**options, before_serving=before_serving) as cluster:
         async with trio.open_nursery() as nursery:
             control = ControlServer(
                 cluster, nursery, host=args.control_host, token=args.control_token
             )
-            control_port = await nursery.start(control.serve, args.control_port)
-            host = args.control_host
-            url = f"http://{f'[{host}]' if ':' in host else host}:{control_port}"
-            if control.generated_token:
-                url += f" token={control.token}"
+            control_port = await nursery.start(
+                control.serve, args.control_port if prebound is None else prebound.control
+            )
             if scenario is not None:
                 await control.start_scenario(scenario)
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                # A harness that read the lines and went away leaves a broken pipe: keep serving.
-                with contextlib.suppress(BrokenPipeError):
-                    print(f"bootstrap.servers={cluster.bootstrap_servers}", file=stream, flush=True)
-                    print(f"control={url}", file=stream, flush=True)
-                    if cluster.state.config.security_protocol != "PLAINTEXT":
-                        # The Java client's settings (CA and certificate files, SASL).
-                        for k, v in cluster.client_config("java").items():
-                            if k != "bootstrap.servers":
-                                print(f"{k}={v}", file=stream, flush=True)
+                if prebound is None:  # else prebind() printed them before the import
+                    _print_ready(
+                        cluster.bootstrap_servers,
+                        control_port,
+                        stream,
+                        cluster,
+                        host=args.control_host,
+                        token=control.token if control.generated_token else None,
+                    )
 
                 async def on_signal() -> None:
                     async for _sig in signals:
                         control.stopped.set()
                         return
 
-                nursery.start_soon(on_signal)
-                await control.stopped.wait()
+                # A signal that came while the broker was loading (prebind()) stops it now.
+                if prebound is None or not prebound.early_stop.received:
+                    nursery.start_soon(on_signal)
+                    await control.stopped.wait()
                 nursery.cancel_scope.cancel()
         run = control.scenario_run
         if run is not None:  # say how the scenario ended, for the suite's log
@@ -435,6 +445,75 @@ async def serve(
                     flush=True,
                 )
     return 0
+
+
+def _print_ready(
+    bootstrap: str,
+    control_port: int,
+    stream: TextIO,
+    cluster: AsyncCluster | None = None,
+    *,
+    host: str = "127.0.0.1",
+    token: str | None = None,
+) -> None:
+    """The lines a harness reads: bootstrap servers, control endpoint (with the ``token``
+    it made, for a listener that is not loopback) and, for a secured ``cluster``, the Java
+    client's settings (CA and certificate files, SASL)."""
+    url = f"http://{f'[{host}]' if ':' in host else host}:{control_port}"
+    if token is not None:
+        url += f" token={token}"
+    # A harness that read the lines and went away leaves a broken pipe: keep serving.
+    with contextlib.suppress(BrokenPipeError):
+        print(f"bootstrap.servers={bootstrap}", file=stream, flush=True)
+        print(f"control={url}", file=stream, flush=True)
+        if cluster is not None and cluster.state.config.security_protocol != "PLAINTEXT":
+            for k, v in cluster.client_config("java").items():
+                if k != "bootstrap.servers":
+                    print(f"{k}={v}", file=stream, flush=True)
+
+
+def prebind(args: argparse.Namespace, scenario: Scenario | None, stream: TextIO) -> Prebound | None:
+    """Bind the listeners and print the lines before the broker is imported
+    (``server/prebind.py``), when nothing that runs before the lines could fail or add to
+    them: no scenario to start, PLAINTEXT (no TLS files or SASL settings to print), and
+    ``--topic`` names and sizes that CreateTopics takes. Else None: serve() binds and
+    prints once the cluster runs. Raises OSError (a port in use) as the broker would."""
+    from mockkafka._api.options import check_endpoint, make_config
+    from mockkafka.cluster.limits import LIMIT_DEFAULTS
+    from mockkafka.cluster.topic_names import topic_name_problem
+    from mockkafka.server.prebind import EarlyStop, Prebound, bind_listeners, listen_socket
+
+    config = make_config(args.brokers, _config_flags(args))
+    max_partitions = int(LIMIT_DEFAULTS["mockkafka.max.records.per.user.op"])
+    if (
+        scenario is not None
+        or config.security_protocol != "PLAINTEXT"
+        or args.control_host != "127.0.0.1"  # the endpoint may make a token to print
+        or any(k == "mockkafka.max.records.per.user.op" for k, _ in args.config or ())
+        or any(
+            topic_name_problem(t.name) is not None or t.partitions > max_partitions
+            for t in args.topic
+        )
+    ):
+        return None
+    host = "127.0.0.1"
+    fixed = check_endpoint(config, args.port, host, True, False)
+    first = config.first_node_id
+    ports = fixed or {first + n: 0 for n in range(config.brokers)}
+    brokers = bind_listeners(host, ports)
+    try:
+        control = listen_socket(host, args.control_port)
+    except OSError as exc:
+        for sock in brokers.values():
+            sock.close()
+        raise OSError(
+            exc.errno,
+            f"the control endpoint cannot listen on {host}:{args.control_port}: {exc.strerror}",
+        ) from None
+    bound = Prebound(brokers, control, EarlyStop())
+    bound.early_stop.install()  # from here on a signal means "stop once running", exit 0
+    _print_ready(bound.bootstrap_servers(host), int(control.getsockname()[1]), stream)
+    return bound
 
 
 def _create_topics(cluster: AsyncCluster, topics: Sequence[TopicSpec]) -> None:
@@ -501,10 +580,10 @@ def check_scenario(target: str) -> int:
 def load_scenario(args: argparse.Namespace) -> Scenario | None:
     """The ``--scenario`` of ``serve`` (raises UsageProblem), and ``--brokers`` defaulted from
     it (1 without a scenario)."""
-    from mockkafka.scenario.model import Scenario, ScenarioError
-
     scenario = None
     if args.scenario is not None:
+        from mockkafka.scenario.model import Scenario, ScenarioError
+
         try:
             scenario = Scenario.load(args.scenario)
         except ScenarioError as exc:
@@ -565,6 +644,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _problem(
                 "serve", f"cannot write --traffic-jsonl {args.traffic_jsonl}: {exc.strerror}"
             )
+    prebound: Prebound | None = None
+    try:
+        prebound = prebind(args, scenario, sys.stdout)
+    except OSError as exc:
+        if jsonl is not None:
+            jsonl.close()
+        return _problem("serve", exc.strerror or str(exc), status=1)
     import trio
 
     from mockkafka.errors import MockKafkaError, leaf_exception
@@ -577,6 +663,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 jsonl=jsonl,
                 log=sys.stderr if args.log else None,
                 scenario=scenario,
+                prebound=prebound,
             )
         )
     except BaseException as group:
@@ -589,6 +676,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
         raise
     finally:
+        if prebound is not None:
+            prebound.close()
+            prebound.early_stop.restore()
         if jsonl is not None:
             jsonl.close()
 

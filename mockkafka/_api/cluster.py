@@ -11,6 +11,7 @@ second one, with no locking. After each verb the loop notifies the cluster's
 
 from __future__ import annotations
 
+import socket
 import threading
 import warnings
 from collections.abc import AsyncIterator, Callable
@@ -566,22 +567,42 @@ async def open_cluster(
     host: str = "127.0.0.1",
     record_traffic: bool = True,
     strict_faults: bool = False,
+    sockets: dict[int, socket.socket] | None = None,
+    before_serving: Callable[[AsyncCluster], object] | None = None,
     **options: Any,
 ) -> AsyncIterator[AsyncCluster]:
     """``async with open_cluster(brokers=3) as cluster:`` -- a cluster on this trio loop.
 
     Takes the arguments of :class:`Cluster`. On exit broker errors are re-raised and fault
-    rules that never fired reported, as for ``Cluster``.
+    rules that never fired reported, as for ``Cluster``. ``sockets`` (node id -> a socket
+    already listening on ``host``, as ``mockkafka serve`` binds them before it imports the
+    broker; see ``server/prebind.py``) are served instead of binding ``port``; the cluster
+    owns and closes them. A client may have connected to such a socket already, so
+    ``before_serving(cluster)`` runs before any broker reads a request: create the topics
+    and hook the traffic log there.
     """
-    config = make_config(brokers, options)
-    ports = check_endpoint(config, port, host, record_traffic, strict_faults)
-    server = ClusterServer(
-        ClusterState(config),
-        host=host,
-        ports=ports,
-        traffic=TrafficLog(enabled=record_traffic, max_bytes=int(config.traffic_limit)),
-    )
+    try:
+        config = make_config(brokers, options)
+        ports = check_endpoint(config, port, host, record_traffic, strict_faults)
+        server = ClusterServer(
+            ClusterState(config),
+            host=host,
+            ports=ports,
+            traffic=TrafficLog(enabled=record_traffic, max_bytes=int(config.traffic_limit)),
+            sockets=sockets,
+        )
+    except BaseException:
+        for sock in (sockets or {}).values():
+            sock.close()
+        raise
     cluster = AsyncCluster(server, strict_faults=strict_faults)
+    if before_serving is not None:
+        try:
+            before_serving(cluster)
+        except BaseException:
+            for sock in (sockets or {}).values():
+                sock.close()
+            raise
     async with trio.open_nursery() as nursery:
         await nursery.start(server.run)
         try:

@@ -48,6 +48,7 @@ from mockkafka.cluster.log import PartitionLog
 from mockkafka.cluster.producers import ProducerIdInfo, ProducerPartitionState
 from mockkafka.cluster.release_configs import release_broker_defaults
 from mockkafka.cluster.security import scram_credentials
+from mockkafka.cluster.topic_names import topic_name_problem
 from mockkafka.errors import ErrorCode, KafkaApiError
 from mockkafka.faults.engine import FaultEngine
 
@@ -177,22 +178,6 @@ class _Timer:
 
 
 TimerHandle = _Timer
-
-_LEGAL_TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
-
-
-def topic_name_problem(name: str) -> str | None:
-    """Why ``name`` is not a legal Kafka topic name, or None."""
-    if not name:
-        return "topic name is empty"
-    if name in (".", ".."):
-        return f"topic name cannot be {name!r}"
-    if len(name) > 249:
-        return f"topic name is {len(name)} characters long, the limit is 249"
-    bad = set(name) - _LEGAL_TOPIC_CHARS
-    if bad:
-        return f"topic name {name!r} contains illegal characters {''.join(sorted(bad))!r}"
-    return None
 
 
 #: Kafka's internal topics: name -> (partition-count config, replication-factor config,

@@ -46,6 +46,7 @@ import ipaddress
 import json
 import logging
 import secrets
+import socket
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
@@ -180,10 +181,17 @@ class ControlServer:
             ("POST", "/stop"): self._stop,
         }
 
-    async def serve(self, port: int = 0, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+    async def serve(
+        self, port: int | socket.socket = 0, *, task_status: Any = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Serve on ``port``, or on a socket already listening (``server/prebind.py``)."""
         from mockkafka.server.limits import accept_connections
 
-        listeners = await trio.open_tcp_listeners(port, host=self.host)
+        listeners = (
+            [trio.SocketListener(trio.socket.from_stdlib_socket(port))]
+            if isinstance(port, socket.socket)
+            else await trio.open_tcp_listeners(port, host=self.host)
+        )
         self.port = listeners[0].socket.getsockname()[1]
         task_status.started(self.port)
         async with trio.open_nursery() as conns:

@@ -32,6 +32,7 @@ import itertools
 import logging
 import math
 import os
+import socket
 import traceback
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
@@ -111,8 +112,12 @@ class ClusterServer:
         host: str = "127.0.0.1",
         ports: dict[int, int] | None = None,
         traffic: TrafficLog | None = None,
+        sockets: dict[int, socket.socket] | None = None,
     ) -> None:
         self.state = state
+        #: Listening sockets bound before the server existed (``server/prebind.py``), by
+        #: node id: each broker's first start serves its socket instead of binding anew.
+        self._prebound = dict(sockets or {})
         self.host = host
         self.ports = dict(ports or {})
         # Not "traffic or ...": an empty TrafficLog is falsy (it has a length).
@@ -160,6 +165,9 @@ class ClusterServer:
                 self.started = True
                 task_status.started()
         finally:
+            for sock in self._prebound.values():  # a broker that never started
+                sock.close()
+            self._prebound.clear()
             if self.tls is not None:
                 self.tls.close()
 
@@ -171,7 +179,12 @@ class ClusterServer:
         done = self._broker_done[node_id] = trio.Event()
         try:
             try:
-                listeners = await trio.open_tcp_listeners(port, host=self.host)
+                sock = self._prebound.pop(node_id, None)
+                listeners = (
+                    [trio.SocketListener(trio.socket.from_stdlib_socket(sock))]
+                    if sock is not None
+                    else await trio.open_tcp_listeners(port, host=self.host)
+                )
             except OSError as exc:  # say which broker and port: the caller may have chosen it
                 raise OSError(
                     exc.errno,

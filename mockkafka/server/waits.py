@@ -18,7 +18,6 @@ probe saw, so a failing test says what happened instead.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import math
 import threading
@@ -114,6 +113,8 @@ class StateSignal:
                 finally:
                     self._unregister(wake_trio)
             return
+        import asyncio  # only asyncio code gets here, and it has imported asyncio
+
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
 
@@ -209,6 +210,8 @@ async def _in_worker_thread(
 
     if sniffio.current_async_library() == "trio":
         return await trio.to_thread.run_sync(hop)
+    import asyncio
+
     return await asyncio.to_thread(hop)
 
 

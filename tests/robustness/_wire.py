@@ -208,6 +208,22 @@ class BrokerProcess:
             self.stop()
             raise RuntimeError(f"mockkafka serve did not start: {line!r} {self.stderr()}")
         self.host, self.port = m.group(1), int(m.group(2))
+        # `serve` prints its address before it loads the broker (server/prebind.py): the
+        # fd and memory baselines of the probes are those of a broker that answers.
+        try:
+            self.health()
+        except Exception as exc:
+            self.stop()
+            raise RuntimeError(f"mockkafka serve did not answer: {exc!r} {self.stderr()}") from exc
+        # The probe's connection closes on the broker's side a moment later: wait for it, so
+        # that baselines do not count it.
+        deadline = time.monotonic() + 2.0
+        last, steady = self.fds(), 0
+        while steady < 5 and time.monotonic() < deadline:
+            time.sleep(0.02)
+            now = self.fds()
+            steady = steady + 1 if now == last else 0
+            last = now
 
     @property
     def pid(self) -> int:
