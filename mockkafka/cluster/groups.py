@@ -119,6 +119,13 @@ class GroupCoordinator:
     def share_group_ids(self) -> list[str]:
         return sorted(gid for gid, g in self.groups.items() if isinstance(g, ShareGroup))
 
+    def connection_closed(self, connection_id: int) -> None:
+        """A client connection closed: close the share sessions it opened (Kafka 4.1+
+        releases their records at once; see ``ShareGroup.connection_closed``)."""
+        for g in list(self.groups.values()):
+            if isinstance(g, ShareGroup) and g.sessions:
+                g.connection_closed(connection_id)
+
     # -- offsets -------------------------------------------------------------------------------
 
     def validate_offset_commit(

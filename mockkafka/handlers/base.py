@@ -149,10 +149,10 @@ def load_handlers() -> dict[int, HandlerSpec]:
 # served only when the cluster turns them on (ClusterConfig.telemetry).
 TELEMETRY_APIS = frozenset({"GetTelemetrySubscriptions", "PushTelemetry"})
 
-# KIP-932 share groups at the version Kafka 4.0 served them (early access): advertised while
-# the broker config ``group.share.enable`` is true (mockkafka's default). Under a release
-# preset only from 4.0, whose recorded ApiVersions lack them (a 4.0 broker advertised them only
-# with ``unstable.api.versions.enable``); 4.1+ presets ask for v1+, which is not served.
+# KIP-932 share groups: v0 as Kafka 4.0 served them (early access), v1+ as 4.1+ (GA); advertised
+# while the broker config ``group.share.enable`` is true (mockkafka's default). A 4.0 preset,
+# whose recorded ApiVersions lack them (a 4.0 broker advertised them only with
+# ``unstable.api.versions.enable``), advertises v0 only; 4.1+ presets what they recorded.
 SHARE_APIS = frozenset(
     {"ShareGroupHeartbeat", "ShareGroupDescribe", "ShareFetch", "ShareAcknowledge"}
 )
@@ -200,6 +200,8 @@ def served_versions(cluster: ClusterState) -> dict[int, tuple[int, int]]:
                 lo, hi = max(lo, release[key][0]), min(hi, release[key][1])
             elif spec.api.name not in SHARE_APIS or not _release_at_least(kafka_version, 4, 0):
                 continue
+            else:
+                hi = min(hi, 0)  # Kafka 4.0's early-access share APIs
         if hi >= lo:
             out[key] = (lo, hi)
     served = _SERVED[key_] = dict(sorted(out.items()))
