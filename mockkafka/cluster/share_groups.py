@@ -628,15 +628,23 @@ class ShareGroup(SessionTimers, Group):
         return resp
 
     def remove_member(self, m: ShareMember) -> None:
-        """Remove a member (leave or expiry): its records are released, the epoch moves on."""
+        """Remove a member (leave or expiry): the epoch moves on and its records are
+        released -- except while it has a share session bound to a connection (v1+): as in
+        Kafka 4.1+, that session lives on until the client closes it (epoch -1, what a
+        closing share consumer sends after leaving) or its connection closes."""
         m.cancel_timers()
         if self.members.get(m.member_id) is m:
             del self.members[m.member_id]
         self.target.pop(m.member_id, None)
+        bound = False
         for key in [k for k in self.sessions if k[1] == m.member_id]:
-            del self.sessions[key]
-        for sp in self.partitions.values():
-            sp.release_member(m.member_id)
+            if self.sessions[key].connection_id is None:
+                del self.sessions[key]
+            else:
+                bound = True
+        if not bound:
+            for sp in self.partitions.values():
+                sp.release_member(m.member_id)
         self._update_target(bump=True)
         self.notify()
 
