@@ -26,9 +26,9 @@ GO_SRC = Path(__file__).resolve().parent / "go"
 
 #: kafka-clients versions of the Java tier: the newest 4.x and the newest 3.x.
 KAFKA_CLIENTS_VERSIONS = ("4.4.0", "3.9.2")
-#: The kafka-clients release whose KafkaShareConsumer (early access) speaks the v0 share
-#: APIs mockkafka serves; 4.1+ share consumers need v1.
-KAFKA_CLIENTS_SHARE_VERSION = "4.0.2"
+#: The kafka-clients releases whose KafkaShareConsumer the share tier runs: 4.4.0 (KIP-932 GA,
+#: ShareFetch v2) and 4.0.2 (early access, the v0 share APIs).
+KAFKA_CLIENTS_SHARE_VERSIONS = ("4.4.0", "4.0.2")
 #: An older client for what changed under it: 3.4.1 is the one Spark 3.5 ships, and it
 #: predates KAFKA-17011 (it fails on a supported feature whose range starts at 0).
 KAFKA_CLIENTS_OLD = "3.4.1"
@@ -130,7 +130,7 @@ def build_java(version: str) -> Program:
 
 def build_java_share(version: str) -> Program:
     """``java/src`` plus ``java/share-src`` (KIP-932 share consumers, kafka-clients 4.0.x
-    only), run as ``ShareInterop``; skips as :func:`build_java` does."""
+    and 4.1+), run as ``ShareInterop``; skips as :func:`build_java` does."""
     return _build_java(version, ("src", "share-src"), "ShareInterop")
 
 
