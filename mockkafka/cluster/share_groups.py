@@ -400,6 +400,18 @@ class SharePartition:
             r.unlock()
         self.records.clear()
 
+    def lag(self, high_watermark: int) -> int:
+        """Records at or above the SPSO and below ``high_watermark`` not yet delivered to
+        completion (KIP-1226's share-partition lag); -1 before the first fetch."""
+        if self.start_offset < 0:
+            return -1
+        done = sum(
+            1 for off, r in self.records.items() if off < high_watermark and r.state in TERMINAL
+        )
+        in_window = max(0, min(self.end_offset, high_watermark) - self.start_offset)
+        vanished = in_window - sum(1 for off in self.records if off < high_watermark)
+        return max(0, high_watermark - self.start_offset - done - vanished)
+
     def describe(self) -> dict[str, Any]:
         """Plain data for :class:`~mockkafka.views.SharePartitionView`."""
         return {
@@ -702,6 +714,38 @@ class ShareGroup(SessionTimers, Group):
             sp = self.partitions.get((t.name, idx)) if t is not None else None
             if sp is not None:
                 sp.release_member(member_id)
+
+    # -- share-group offsets (DescribeShareGroupOffsets, Alter..., Delete...) ---------------
+
+    def start_offsets(
+        self, wanted: Iterable[tuple[str, int]] | None
+    ) -> list[tuple[str, int, SharePartition | None]]:
+        """The share partitions asked for (None: every one with state), sorted; a partition
+        without state comes as None (never fetched, or its offsets were deleted)."""
+        if wanted is None:
+            keys = sorted(k for k, sp in self.partitions.items() if sp.start_offset >= 0)
+        else:
+            keys = list(wanted)
+        out: list[tuple[str, int, SharePartition | None]] = []
+        for topic, idx in keys:
+            sp = self.partitions.get((topic, idx))
+            out.append((topic, idx, sp if sp is not None and sp.start_offset >= 0 else None))
+        return out
+
+    def alter_start_offset(
+        self, topic: str, partition: int, topic_id: uuid.UUID, offset: int
+    ) -> None:
+        """Set the share-partition start offset (the group must be empty: no records are
+        in flight). The partition is delivered from ``offset`` on, as if never fetched."""
+        sp = self.share_partition(topic, partition, topic_id)
+        sp.shutdown()
+        sp.start_offset = sp.end_offset = offset
+
+    def delete_offsets(self, topic: str) -> None:
+        """Forget the share state of every partition of ``topic`` (the group must be empty):
+        the next fetch starts at ``share.auto.offset.reset``."""
+        for key in [k for k in self.partitions if k[0] == topic]:
+            self.partitions.pop(key).shutdown()
 
     # -- verbs and views -----------------------------------------------------------------------
 

@@ -372,6 +372,10 @@ RULES: dict[str, tuple[Check, ...]] = {
     "ShareFetch": (IN_HANDLER,),
     "ShareAcknowledge": (IN_HANDLER,),
     "ShareGroupDescribe": (Each("group_ids", "groups", group(), _DESC, key="group_id"),),
+    # the share-group offset admin APIs check the group and each topic as they look them up
+    "DescribeShareGroupOffsets": (IN_HANDLER,),
+    "AlterShareGroupOffsets": (IN_HANDLER,),
+    "DeleteShareGroupOffsets": (IN_HANDLER,),
     # -- transactions
     "InitProducerId": (Custom(_init_producer_id),),
     "AddPartitionsToTxn": (

@@ -153,9 +153,15 @@ TELEMETRY_APIS = frozenset({"GetTelemetrySubscriptions", "PushTelemetry"})
 # while the broker config ``group.share.enable`` is true (mockkafka's default). A 4.0 preset,
 # whose recorded ApiVersions lack them (a 4.0 broker advertised them only with
 # ``unstable.api.versions.enable``), advertises v0 only; 4.1+ presets what they recorded.
-SHARE_APIS = frozenset(
+SHARE_EARLY_ACCESS_APIS = frozenset(
     {"ShareGroupHeartbeat", "ShareGroupDescribe", "ShareFetch", "ShareAcknowledge"}
 )
+# Kafka 4.1+ (KIP-932 GA): the share-group offset admin APIs.
+SHARE_APIS = SHARE_EARLY_ACCESS_APIS | {
+    "DescribeShareGroupOffsets",
+    "AlterShareGroupOffsets",
+    "DeleteShareGroupOffsets",
+}
 
 
 def _release_at_least(kafka_version: str, major: int, minor: int) -> bool:
@@ -198,7 +204,9 @@ def served_versions(cluster: ClusterState) -> dict[int, tuple[int, int]]:
         if release is not None and kafka_version is not None:
             if key in release:
                 lo, hi = max(lo, release[key][0]), min(hi, release[key][1])
-            elif spec.api.name not in SHARE_APIS or not _release_at_least(kafka_version, 4, 0):
+            elif spec.api.name not in SHARE_EARLY_ACCESS_APIS or not _release_at_least(
+                kafka_version, 4, 0
+            ):
                 continue
             else:
                 hi = min(hi, 0)  # Kafka 4.0's early-access share APIs

@@ -241,3 +241,87 @@ def test_closing_the_connection_releases_a_v1_session_but_not_a_v0_one(
         assert _acquired(r.request("ShareFetch", 0, body)) == [(0, 0, 2)]
     time.sleep(0.2)
     assert cluster.share_group("sg").partition("t", 0).offsets("Acquired") == [0]
+
+
+def _describe_offsets(r: Raw, topics: list[dict[str, Any]] | None) -> dict[str, Any]:
+    body = {"groups": [{"group_id": "sg", "topics": topics}]}
+    (g,) = r.request("DescribeShareGroupOffsets", 1, body)["groups"]
+    out: dict[str, Any] = g
+    return out
+
+
+def test_share_group_offsets_are_described_altered_and_deleted(
+    cluster: mockkafka.Cluster,
+) -> None:
+    for i in range(4):
+        cluster.produce("t", f"v{i}")
+    tid = cluster.topic("t").topic_id
+    accept = [{"first_offset": 0, "last_offset": 1, "acknowledge_types": [ACCEPT]}]
+    with _raw(cluster) as r:
+        _join(r, "sg", "t", "m1")
+        _fetch(r, "m1", tid, 0, max_records=2, share_acquire_mode=RECORD_LIMIT)
+        _fetch(r, "m1", tid, 1, acks=accept, max_records=1, share_acquire_mode=RECORD_LIMIT)
+        g = _describe_offsets(r, None)
+        (t,) = g["topics"]
+        assert (t["topic_name"], t["topic_id"]) == ("t", tid)
+        # SPSO 2 (0 and 1 accepted), offset 2 acquired, 3 never delivered: lag 2
+        assert [(p["partition_index"], p["start_offset"], p["lag"]) for p in t["partitions"]] == [
+            (0, 2, 2)
+        ]
+        asked = _describe_offsets(
+            r,
+            [{"topic_name": "t", "partitions": [0, 5]}, {"topic_name": "nope", "partitions": [0]}],
+        )
+        assert [
+            (t["topic_name"], p["partition_index"], p["error_code"], p["start_offset"])
+            for t in asked["topics"]
+            for p in t["partitions"]
+        ] == [("t", 0, 0, 2), ("t", 5, 3, -1), ("nope", 0, 3, -1)]
+        alter = {
+            "group_id": "sg",
+            "topics": [
+                {"topic_name": "t", "partitions": [{"partition_index": 0, "start_offset": 0}]}
+            ],
+        }
+        busy = r.request("AlterShareGroupOffsets", 0, alter)
+        assert busy["error_code"] == mockkafka.ErrorCode.NON_EMPTY_GROUP
+        deleting = r.request(
+            "DeleteShareGroupOffsets", 0, {"group_id": "sg", "topics": [{"topic_name": "t"}]}
+        )
+        assert deleting["error_code"] == mockkafka.ErrorCode.NON_EMPTY_GROUP
+        r.request(
+            "ShareGroupHeartbeat", 1, {"group_id": "sg", "member_id": "m1", "member_epoch": -1}
+        )
+        altered = r.request("AlterShareGroupOffsets", 0, alter)
+        assert altered["error_code"] == 0
+        assert altered["responses"][0]["partitions"][0]["error_code"] == 0
+        (p,) = _describe_offsets(r, None)["topics"][0]["partitions"]
+        assert (p["start_offset"], p["lag"]) == (0, 4)
+        negative = r.request(
+            "AlterShareGroupOffsets",
+            0,
+            {
+                "group_id": "sg",
+                "topics": [
+                    {"topic_name": "t", "partitions": [{"partition_index": 0, "start_offset": -3}]}
+                ],
+            },
+        )
+        assert negative["responses"][0]["partitions"][0]["error_code"] == (
+            mockkafka.ErrorCode.INVALID_REQUEST
+        )
+        deleted = r.request(
+            "DeleteShareGroupOffsets",
+            0,
+            {"group_id": "sg", "topics": [{"topic_name": "t"}, {"topic_name": "nope"}]},
+        )
+        assert [(t["topic_name"], t["error_code"]) for t in deleted["responses"]] == [
+            ("t", 0),
+            ("nope", mockkafka.ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+        ]
+        assert _describe_offsets(r, None)["topics"] == []
+        cg = r.request("DescribeShareGroupOffsets", 1, {"groups": [{"group_id": "nope"}]})
+        assert cg["groups"][0]["error_code"] == mockkafka.ErrorCode.GROUP_ID_NOT_FOUND
+        gone = r.request("DeleteGroups", 3, {"groups_names": ["sg"]})
+        assert gone["results"][0]["error_code"] == 0
+    assert cluster.share_groups() == []

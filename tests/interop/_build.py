@@ -134,6 +134,12 @@ def build_java_share(version: str) -> Program:
     return _build_java(version, ("src", "share-src"), "ShareInterop")
 
 
+def build_java_share_admin(version: str) -> Program:
+    """``java/src`` plus ``java/share-admin-src`` (the Admin client's share-group offset
+    calls, kafka-clients 4.1+ only), run as ``ShareAdmin``; skips as :func:`build_java`."""
+    return _build_java(version, ("src", "share-admin-src"), "ShareAdmin")
+
+
 def build_java_wire(version: str) -> Program:
     """``java/wire-src`` (Kafka's message classes read and re-write our bytes), run as
     ``WireCheck``; skips as :func:`build_java` does."""

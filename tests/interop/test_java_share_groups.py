@@ -12,7 +12,12 @@ from __future__ import annotations
 import pytest
 
 import mockkafka
-from tests.interop._build import KAFKA_CLIENTS_SHARE_VERSIONS, Program, build_java_share
+from tests.interop._build import (
+    KAFKA_CLIENTS_SHARE_VERSIONS,
+    Program,
+    build_java_share,
+    build_java_share_admin,
+)
 from tests.interop._share_helpers import run_share_consumers
 from tests.interop.conftest import unique
 
@@ -58,3 +63,22 @@ def test_share_consumers_ride_out_faults_on_the_share_apis(
     run_share_consumers(java_share, cluster, topic, group, 20)
     assert (heartbeat.fired, fetch.fired) == (1, 1)
     assert cluster.traffic.requests("ShareFetch", fault=fetch)
+
+
+def test_the_admin_client_lists_alters_and_deletes_share_group_offsets(
+    cluster: mockkafka.Cluster,
+) -> None:
+    java = build_java_share(KAFKA_CLIENTS_SHARE_VERSIONS[0])
+    admin = build_java_share_admin(KAFKA_CLIENTS_SHARE_VERSIONS[0])
+    topic, group = unique("jshareadm"), unique("jsga")
+    cluster.create_topic(topic, partitions=2, replication_factor=3)
+    run_share_consumers(java, cluster, topic, group, 10)  # leaves SPSO 6 on both partitions
+    result = admin.run(cluster.bootstrap_servers, topic, group)
+    assert result["before"] == {"0": [6, 0], "1": [6, 0]}
+    # reset partition 0 to the start: all six records are to be delivered again
+    assert result["after_alter"] == {"0": [0, 6], "1": [6, 0]}
+    assert result["after_delete"] == {}  # no share state left for the topic
+    assert result["delete_unknown_group"] == "GroupIdNotFoundException"
+    assert result["groups_after"] == 0
+    with pytest.raises(mockkafka.KafkaApiError):
+        cluster.share_group(group)
