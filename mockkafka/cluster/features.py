@@ -27,7 +27,8 @@ FEATURES: tuple[Feature, ...] = (
     Feature("group.version", 0, 1, 1),
     Feature("transaction.version", 0, 2, 0),  # KIP-890 part 2 off: clients use the v1 flow
     Feature("kraft.version", 0, 1, 0),
-    Feature("share.version", 0, 1, 0),  # KIP-932 share groups: off until upgraded
+    # KIP-932 share groups: on, as on a new Kafka 4.2+ cluster; at 0 no share API is served
+    Feature("share.version", 0, 1, 1),
 )
 FEATURES_BY_NAME = {f.name: f for f in FEATURES}
 

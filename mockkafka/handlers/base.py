@@ -176,7 +176,8 @@ def served_versions(cluster: ClusterState) -> dict[int, tuple[int, int]]:
     """api key -> (min, max) as this cluster advertises them: the handlers' versions, within
     the ``kafka_version`` preset's (if any), capped by ``cap_api_versions``; the telemetry APIs
     only with ``ClusterConfig.telemetry``, the share-group APIs only with
-    ``group.share.enable`` (see :data:`SHARE_APIS`).
+    ``group.share.enable`` and, except under a 4.0 preset (early access), the finalized
+    feature ``share.version`` at 1 or more, as Kafka 4.1+ (see :data:`SHARE_APIS`).
 
     Every request is checked against it, so the table is built once per (telemetry, share,
     preset, caps); treat the returned dict as read-only.
@@ -184,6 +185,11 @@ def served_versions(cluster: ClusterState) -> dict[int, tuple[int, int]]:
     telemetry = cluster.config.telemetry
     kafka_version = cluster.config.kafka_version
     share = cluster.broker_configs.get("group.share.enable", "false").lower() == "true"
+    early_access = kafka_version is not None and not _release_at_least(kafka_version, 4, 1)
+    if share and not early_access:
+        from mockkafka.cluster.features import feature_level
+
+        share = feature_level(cluster, "share.version") >= 1
     key_ = (telemetry, share, kafka_version, tuple(cluster.api_version_caps.items()))
     served = _SERVED.get(key_)
     if served is not None:
