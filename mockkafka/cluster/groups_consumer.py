@@ -55,6 +55,9 @@ LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
 
 TopicPartitions = dict[str, set[int]]
 
+#: ConsumerGroupDescribe v1 ``member_type`` (KIP-1099): -1 unknown, 0 classic, 1 consumer.
+CONSUMER_MEMBER_TYPE = 1
+
 
 class MemberState(enum.Enum):
     STABLE = "STABLE"
@@ -484,6 +487,7 @@ class ConsumerGroup(SessionTimers, Group):
         self.notify()
 
     def describe_member(self, m: ConsumerMember) -> dict[str, Any]:
+        """One member of ConsumerGroupDescribe."""
         return {
             "member_id": m.member_id,
             "instance_id": m.instance_id,
@@ -497,6 +501,9 @@ class ConsumerGroup(SessionTimers, Group):
             "target_assignment": described_assignment(
                 self.state_ref, self.target.get(m.member_id, {})
             ),
+            # ConsumerGroupDescribe v1 (KIP-1099): every member here speaks the consumer
+            # protocol (classic members never join a non-empty consumer group here)
+            "member_type": CONSUMER_MEMBER_TYPE,
         }
 
     @staticmethod
