@@ -394,7 +394,7 @@ RULES: dict[str, tuple[Check, ...]] = {
     "TxnOffsetCommit": (
         Whole(_T, _W, "transactional_id"),
         Whole(_G, _R, "group_id"),
-        _OFFSET_COMMIT_TOPICS,
+        Each("topics", "topics", _topic_by_name_or_id, _R),  # v6+: topic ids (KIP-1319)
     ),
     "EndTxn": (Whole(_T, _W, "transactional_id"),),
     "WriteTxnMarkers": (Whole(_C, AclOperation.CLUSTER_ACTION),),
