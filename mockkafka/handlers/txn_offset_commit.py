@@ -7,7 +7,8 @@ then). The group must have been added with AddOffsetsToTxn (INVALID_TXN_STATE ot
 v3+ carry the consumer's generation, member id and instance id (KIP-447), checked by the
 group coordinator (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID). Other errors:
 NOT_COORDINATOR, INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before
-v3), UNKNOWN_TOPIC_OR_PARTITION per partition. v6 (KIP-1319) names topics by id:
+v3), UNKNOWN_TOPIC_OR_PARTITION per partition. v5+ under transaction version 2 (KIP-890 part
+2) adds the group to the transaction itself (no AddOffsetsToTxn needed). v6 (KIP-1319) names topics by id:
 UNKNOWN_TOPIC_ID per partition for an id no topic has. Not implemented:
 OFFSET_METADATA_TOO_LARGE.
 """
@@ -61,6 +62,7 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         group_instance_id=request.get("group_instance_id") if v >= 3 else None,
         validate_member=v >= 3,
         broker_id=ctx.broker_id,
+        tv2=v >= 5,
     )
     topics: list[dict[str, Any]] = []
     for name, idxs in order:

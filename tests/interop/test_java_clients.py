@@ -72,6 +72,16 @@ def test_consume_transform_produce_in_transactions(
     )
     offsets = cluster.committed_offsets(group)
     assert offsets[(src, 0)] + offsets[(src, 1)] == 60
+    if "4.4.0" in java.name:
+        # transaction version 2 (KIP-890 part 2): Produce and TxnOffsetCommit add partitions
+        # and groups themselves, and every EndTxn bumps the epoch the markers carry
+        assert not cluster.traffic.requests(["AddPartitionsToTxn", "AddOffsetsToTxn"])
+        assert {e.version for e in cluster.traffic.requests("EndTxn")} == {5}
+        assert {e.version for e in cluster.traffic.requests("TxnOffsetCommit")} == {6}
+        epochs = [t.producer_epoch for t in cluster.transaction(txn).history]
+        assert epochs == sorted(set(epochs)) and len(epochs) >= 2
+    else:  # kafka-clients 3.x: the v1 flow on the same cluster
+        assert cluster.traffic.requests("AddPartitionsToTxn")
     # A read_committed reader sees neither the aborted record nor uncommitted data.
     seen = java.run("consume", cluster.bootstrap_servers, dst, "60", "read_committed")["seen"]
     assert sorted(seen) == sorted(f"M{i}" for i in range(60))
