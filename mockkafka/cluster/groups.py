@@ -29,6 +29,7 @@ from mockkafka.cluster.groups_classic import ClassicGroup, ClassicGroupState
 from mockkafka.cluster.groups_common import Group, OffsetAndMetadata, Pending, group_key
 from mockkafka.cluster.groups_consumer import ConsumerGroup
 from mockkafka.cluster.share_groups import ShareGroup
+from mockkafka.cluster.streams_groups import StreamsGroup
 from mockkafka.errors import ErrorCode, KafkaApiError
 from mockkafka.views import GroupView, MemberView, ShareGroupView, SharePartitionView
 
@@ -116,6 +117,22 @@ class GroupCoordinator:
         new = self.groups[group_id] = ShareGroup(group_id, self._state)
         return new
 
+    def streams_group(self, group_id: str, *, create: bool) -> StreamsGroup | ErrorCode:
+        """The KIP-1071 streams group ``group_id``; an empty classic or consumer group turns
+        into one (keeping its offsets). GROUP_ID_NOT_FOUND when it does not exist (and
+        ``create`` is False) or the id belongs to a group of another type with members."""
+        g = self.groups.get(group_id)
+        if isinstance(g, StreamsGroup):
+            return g
+        if isinstance(g, ShareGroup) or not create or (g is not None and not g.is_empty()):
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        new = StreamsGroup(group_id, self._state)
+        if g is not None:
+            new.offsets = g.offsets
+            g.shutdown()
+        self.groups[group_id] = new
+        return new
+
     def share_group_ids(self) -> list[str]:
         return sorted(gid for gid, g in self.groups.items() if isinstance(g, ShareGroup))
 
@@ -156,7 +173,7 @@ class GroupCoordinator:
             )
         if isinstance(g, ShareGroup):
             return ErrorCode.GROUP_ID_NOT_FOUND
-        assert isinstance(g, ConsumerGroup)
+        assert isinstance(g, (ConsumerGroup, StreamsGroup))
         return g.validate_offset_commit(
             member_id,
             generation_id_or_member_epoch,
@@ -275,7 +292,7 @@ class GroupCoordinator:
     def trigger_rebalance(self, group_id: str) -> None:
         """Start a rebalance now, as a membership change would."""
         g = self._require(group_id)
-        if isinstance(g, (ClassicGroup, ConsumerGroup, ShareGroup)):
+        if isinstance(g, (ClassicGroup, ConsumerGroup, ShareGroup, StreamsGroup)):
             g.trigger_rebalance()
         self._state.emit_event("rebalance_triggered", group=group_id)
 
@@ -297,6 +314,11 @@ class GroupCoordinator:
             sm = g.members.get(member_id)
             if sm is not None:
                 g.remove_member(sm)
+                return
+        elif isinstance(g, StreamsGroup):
+            stm = g.members.get(member_id)
+            if stm is not None:
+                g.remove_member(stm)
                 return
         raise KafkaApiError(
             ErrorCode.UNKNOWN_MEMBER_ID,
@@ -356,6 +378,31 @@ class GroupCoordinator:
                         m.client_id,
                         m.client_host,
                         {t: sorted(ps) for t, ps in sorted(m.assigned.items()) if ps},
+                        m.member_epoch,
+                    )
+                    for m in g.members.values()
+                ),
+                offsets,
+                g.rebalances,
+                g.assignment_epoch,
+            )
+        if isinstance(g, StreamsGroup):
+            # a member's assignment: subtopology id -> partitions of its active tasks
+            return GroupView(
+                group_id,
+                "streams",
+                g.state_name,
+                g.group_epoch,
+                "streams",
+                g.assignor_name,
+                None,
+                tuple(
+                    MemberView(
+                        m.member_id,
+                        m.instance_id,
+                        m.client_id,
+                        m.client_host,
+                        {s: sorted(ps) for s, ps in sorted(m.assigned.items()) if ps},
                         m.member_epoch,
                     )
                     for m in g.members.values()
