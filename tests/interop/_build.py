@@ -146,14 +146,22 @@ def build_java_wire(version: str) -> Program:
     return _build_java(version, ("wire-src",), "WireCheck")
 
 
-def _build_java(version: str, source_dirs: Sequence[str], main: str) -> Program:
+def build_java_streams(version: str) -> Program:
+    """``java/streams/src`` (a Kafka Streams word count) against kafka-streams ``version``,
+    resolved with ``java/streams/pom.xml``, run as ``WordCount``; skips as :func:`build_java`."""
+    return _build_java(version, ("streams/src",), "WordCount", pom_dir=JAVA_SRC / "streams")
+
+
+def _build_java(
+    version: str, source_dirs: Sequence[str], main: str, *, pom_dir: Path = JAVA_SRC
+) -> Program:
     for tool in ("java", "javac", "mvn"):
         if shutil.which(tool) is None:
             pytest.skip(
                 f"java tier: `{tool}` is not installed (apt-get install openjdk-17-jdk maven)"
             )
     sources = sorted(p for d in source_dirs for p in (JAVA_SRC / d).glob("*.java"))
-    digest = _digest([*sources, JAVA_SRC / "pom.xml"], version, *source_dirs)
+    digest = _digest([*sources, pom_dir / "pom.xml"], version, *source_dirs)
     out = CACHE / "java" / f"{version}-{digest}"
     if not (out / "classes" / f"{main}.class").is_file():
         # Built in a private directory, then renamed: xdist workers may build at once.
@@ -162,9 +170,9 @@ def _build_java(version: str, source_dirs: Sequence[str], main: str) -> Program:
         tmp.mkdir(parents=True)
         step = ["dependency:build-classpath", f"-Dkafka.version={version}"]
         step.append(f"-Dmdep.outputFile={tmp / 'classpath.txt'}")
-        problem = _run(["mvn", "-B", "-q", "-o", *step], JAVA_SRC, "mvn (offline)")
+        problem = _run(["mvn", "-B", "-q", "-o", *step], pom_dir, "mvn (offline)")
         if problem and not OFFLINE:
-            problem = _run(["mvn", "-B", "-q", *step], JAVA_SRC, "mvn")
+            problem = _run(["mvn", "-B", "-q", *step], pom_dir, "mvn")
         if problem:
             pytest.skip(f"java tier: kafka-clients {version} cannot be resolved: {problem}")
         cp = (tmp / "classpath.txt").read_text().strip()
