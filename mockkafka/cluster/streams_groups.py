@@ -287,9 +287,7 @@ class StreamsGroup(SessionTimers, Group):
 
     # -- heartbeat -----------------------------------------------------------------------------
 
-    def heartbeat(
-        self, request: Mapping[str, Any], client_id: str, client_host: str, version: int
-    ) -> Message:
+    def heartbeat(self, request: Mapping[str, Any], client_id: str, client_host: str) -> Message:
         """Handle a StreamsGroupHeartbeat body; returns the response body."""
         member_id: str = request.get("member_id") or ""
         epoch: int = request.get("member_epoch", 0)

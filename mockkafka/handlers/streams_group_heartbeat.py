@@ -47,4 +47,4 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         if ctx.cluster.groups.get(group_id) is None:
             return _error(ErrorCode.UNKNOWN_MEMBER_ID, f"Group {group_id} has no member.")
         return _error(g, f"Group {group_id} is not a streams group.")
-    return g.heartbeat(request, ctx.client_id or "", client_host(ctx), ctx.version)
+    return g.heartbeat(request, ctx.client_id or "", client_host(ctx))

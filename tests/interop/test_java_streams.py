@@ -1,6 +1,7 @@
 """Kafka Streams 4.4 with its own rebalance protocol (``group.protocol=streams``, KIP-1071)
 against mockkafka: a word count whose output is checked exactly, a second instance that takes
-over half the tasks, and a fault on the streams group API that the application rides out.
+over half the tasks, and an error on the streams group heartbeat that the application rides
+out.
 
 ``java/streams/src/WordCount.java`` (compiled once against kafka-streams 4.4.0) runs until
 the test creates its stop file; the test produces the input, reads the output topic from the
@@ -127,12 +128,17 @@ def _produce(cluster: mockkafka.Cluster, topic: str, lines: list[str], start: in
         cluster.produce(topic, line, key=f"line-{i}", partition=i % 4)
 
 
-def test_a_word_count_runs_on_a_streams_group(
+def test_a_word_count_runs_on_a_streams_group_and_rides_out_a_heartbeat_error(
     word_count: Program,
     streams_setup: tuple[mockkafka.Cluster, dict[str, str], list[App]],
     tmp_path: Path,
 ) -> None:
     cluster, names, apps = streams_setup
+    rule = (
+        cluster.faults.on("StreamsGroupHeartbeat", group=names["app"])
+        .nth(3)
+        .error("COORDINATOR_NOT_AVAILABLE")
+    )
     app = App(word_count, cluster, names, tmp_path)
     apps.append(app)
     app.wait_running()
@@ -146,6 +152,7 @@ def test_a_word_count_runs_on_a_streams_group(
     assert all(len(cluster.topic(t).partitions) == 4 for t in internal)
     assert cluster.committed_offsets(names["app"])  # progress is committed
     assert {e.version for e in cluster.traffic.requests("StreamsGroupHeartbeat")} == {1}
+    assert rule.fired == 1
     assert '"final_state":"RUNNING"' in app.stop()
 
 
@@ -179,23 +186,3 @@ def test_a_second_instance_takes_over_half_the_tasks(
     _wait_counts(cluster, names["output"], _expected(LINES))
     second.stop()
     first.stop()
-
-
-def test_the_application_rides_out_errors_on_the_streams_heartbeat(
-    word_count: Program,
-    streams_setup: tuple[mockkafka.Cluster, dict[str, str], list[App]],
-    tmp_path: Path,
-) -> None:
-    cluster, names, apps = streams_setup
-    rule = (
-        cluster.faults.on("StreamsGroupHeartbeat", group=names["app"])
-        .nth(3)
-        .error("COORDINATOR_NOT_AVAILABLE")
-    )
-    app = App(word_count, cluster, names, tmp_path)
-    apps.append(app)
-    app.wait_running()
-    _produce(cluster, names["input"], LINES)
-    _wait_counts(cluster, names["output"], _expected(LINES))
-    assert rule.fired == 1
-    assert '"final_state":"RUNNING"' in app.stop()
