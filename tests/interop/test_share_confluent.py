@@ -10,6 +10,7 @@ its connections (Kafka 4.1+), not after the 30 s acquisition lock.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import time
@@ -140,6 +141,44 @@ def test_a_share_consumer_rides_out_dropped_connections(share_cluster: mockkafka
         consumer.close()
     assert cut.fired == 1
     assert cluster.share_group(group).partition(topic, 0).start_offset == 30
+
+
+def test_a_share_consumer_follows_a_moved_coordinator_and_expired_locks(
+    share_cluster: mockkafka.Cluster,
+) -> None:
+    cluster = share_cluster
+    topic, group = _setup(cluster, partitions=1)
+    for i in range(3):
+        cluster.produce(topic, f"v{i}")
+    consumer = _consumer(cluster, group)
+    held: list[Any] = []
+    redelivered: list[tuple[str, int]] = []
+    try:
+        consumer.subscribe([topic])
+        _poll_all([consumer], lambda: len(held) == 3, lambda _i, _c, m: held.append(m))
+        old = cluster.coordinator(group=group)
+        cluster.move_coordinator(group=group, to=3 if old != 3 else 2)
+        # the locks run out before the consumer acknowledges: its ACCEPTs come too late
+        assert cluster.expire_acquisition_locks(group, topic=topic) == 3
+        for m in held:
+            consumer.acknowledge(m)
+        with contextlib.suppress(ck.KafkaException):
+            consumer.commit_sync(10)
+
+        def on_message(_i: int, c: Any, m: Any) -> None:
+            redelivered.append((m.value().decode(), m.delivery_count()))
+            c.acknowledge(m)
+
+        _poll_all([consumer], lambda: len(redelivered) == 3, on_message)
+        consumer.commit_sync(10)
+        view = cluster.wait_for_share_group(group, members=1, timeout=20)
+    finally:
+        consumer.close()
+    assert sorted(redelivered) == [("v0", 2), ("v1", 2), ("v2", 2)]
+    assert view.members[0].member_epoch >= 1
+    assert cluster.share_group(group).partition(topic, 0).start_offset == 3
+    # the old coordinator refused the heartbeat; the client found the new one
+    assert cluster.traffic.requests("ShareGroupHeartbeat", with_error="NOT_COORDINATOR")
 
 
 # A share consumer in its own process: acquires every record it can, prints how many, then
