@@ -38,7 +38,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mockkafka.cluster.groups_common import Group, Message, SessionTimers
-from mockkafka.cluster.groups_consumer import _and, _copy, _minus, _overlaps
+from mockkafka.cluster.groups_consumer import (
+    MemberEpochOffsets,
+    _and,
+    _copy,
+    _minus,
+    _overlaps,
+    held_by_others,
+)
 from mockkafka.errors import ErrorCode, KafkaApiError
 
 if TYPE_CHECKING:
@@ -111,7 +118,7 @@ def _task_ids(tasks: Mapping[str, set[int]]) -> list[Message]:
 
 
 @dataclass(eq=False)
-class StreamsGroup(SessionTimers, Group):
+class StreamsGroup(MemberEpochOffsets, SessionTimers, Group):
     """A KIP-1071 streams group (see the module docstring)."""
 
     kind = "streams"
@@ -390,16 +397,6 @@ class StreamsGroup(SessionTimers, Group):
             )
         return out
 
-    def _owned_by_others(self, me: StreamsMember) -> Tasks:
-        out: Tasks = {}
-        for x in self.members.values():
-            if x is me:
-                continue
-            for tasks in (x.assigned, x.pending_revocation):
-                for s, ps in tasks.items():
-                    out.setdefault(s, set()).update(ps)
-        return out
-
     def _reconcile(self, m: StreamsMember, owned: Tasks | None) -> None:
         if m.pending_revocation:
             if owned is None or _overlaps(owned, m.pending_revocation):
@@ -413,7 +410,7 @@ class StreamsGroup(SessionTimers, Group):
             m.pending_revocation = revoke
             return
         wanted = _minus(target, keep)
-        free = _minus(wanted, self._owned_by_others(m))
+        free = _minus(wanted, held_by_others(self.members.values(), m))
         for s, ps in free.items():
             keep.setdefault(s, set()).update(ps)
         m.assigned = keep
@@ -443,41 +440,6 @@ class StreamsGroup(SessionTimers, Group):
         self.members.clear()
         self.dead = True
         self.notify()
-
-    # -- offsets -------------------------------------------------------------------------------
-
-    def validate_offset_commit(
-        self,
-        member_id: str,
-        member_epoch: int,
-        *,
-        group_instance_id: str | None = None,
-        version: int = 9,
-        transactional: bool = False,
-    ) -> ErrorCode:
-        """As a consumer group's: a member commits with its current member epoch."""
-        if member_epoch < 0 and not self.members:
-            return ErrorCode.NONE
-        if transactional and member_epoch == -1 and not member_id and group_instance_id is None:
-            return ErrorCode.NONE
-        m = self.members.get(member_id)
-        if m is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if not transactional and version < 9:
-            return ErrorCode.UNSUPPORTED_VERSION
-        if member_epoch != m.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
-        return ErrorCode.NONE
-
-    def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> ErrorCode:
-        if member_id is None or (member_epoch < 0 and not member_id):
-            return ErrorCode.NONE
-        m = self.members.get(member_id)
-        if m is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if member_epoch != m.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
-        return ErrorCode.NONE
 
     # -- describe ------------------------------------------------------------------------------
 

@@ -4,6 +4,8 @@ for each way it can fail."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from mockkafka.cluster.acls import AclOperation
 from mockkafka.cluster.share_groups import ShareGroup
 from mockkafka.errors import ErrorCode
@@ -34,11 +36,16 @@ def share_group_or_error(
     return g
 
 
-def require_empty(g: ShareGroup) -> tuple[ErrorCode, str] | None:
-    """NON_EMPTY_GROUP while the group has members (its offsets cannot change under them)."""
+def empty_share_group_or_refusal(
+    ctx: RequestContext, group_id: str, op: AclOperation, *, create: bool = False
+) -> ShareGroup | dict[str, Any]:
+    """For AlterShareGroupOffsets / DeleteShareGroupOffsets: the share group (as
+    :func:`share_group_or_error`) when it has no member, else the whole response refusing
+    the request (NON_EMPTY_GROUP while members could hold its records)."""
+    g = share_group_or_error(ctx, group_id, op, create=create)
+    if isinstance(g, tuple):
+        return {"error_code": g[0], "error_message": g[1], "responses": []}
     if g.members:
-        return (
-            ErrorCode.NON_EMPTY_GROUP,
-            f"Share group {g.group_id} is not empty: it has {len(g.members)} member(s).",
-        )
-    return None
+        message = f"Share group {g.group_id} is not empty: it has {len(g.members)} member(s)."
+        return {"error_code": ErrorCode.NON_EMPTY_GROUP, "error_message": message, "responses": []}
+    return g

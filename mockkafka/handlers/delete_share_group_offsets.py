@@ -16,7 +16,7 @@ from typing import Any
 from mockkafka.cluster.acls import AclOperation
 from mockkafka.cluster.groups_common import Message
 from mockkafka.errors import ErrorCode
-from mockkafka.handlers._share_admin import require_empty, share_group_or_error
+from mockkafka.handlers._share_admin import empty_share_group_or_refusal
 from mockkafka.handlers.authz import topic_allowed
 from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.protocol.codec import ZERO_UUID
@@ -25,12 +25,9 @@ from mockkafka.protocol.codec import ZERO_UUID
 @handler("DeleteShareGroupOffsets", versions=(0, 0))
 def handle(ctx: RequestContext, request: Message) -> Result:
     group_id: str = request.get("group_id") or ""
-    g = share_group_or_error(ctx, group_id, AclOperation.DELETE)
-    if isinstance(g, tuple):
-        return {"error_code": g[0], "error_message": g[1], "responses": []}
-    busy = require_empty(g)
-    if busy:
-        return {"error_code": busy[0], "error_message": busy[1], "responses": []}
+    g = empty_share_group_or_refusal(ctx, group_id, AclOperation.DELETE)
+    if isinstance(g, dict):
+        return g
     responses: list[dict[str, Any]] = []
     for asked in request.get("topics") or []:
         name: str = asked.get("topic_name") or ""
