@@ -3,7 +3,7 @@
     python benchmarks/bench_streams.py            # 20,000 lines per target, 3 repetitions
     python benchmarks/bench_streams.py --quick    # 2,000 lines, 1 repetition
 
-The application is the Java tier's (``tests/interop/java/streams-src/StreamsInterop.java``):
+The application is the Java tier's (``tests/interop/java/streams/src/WordCount.java``):
 a Kafka Streams 4.4 word count with ``group.protocol=streams`` (KIP-1071), so the broker
 assigns its tasks and creates its repartition and changelog topics. For each target -- a
 ``mockkafka.Cluster`` and a real Apache Kafka 4.4 broker (one KRaft node,
@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import collections
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -78,7 +79,7 @@ class Counts:
         while time.monotonic() < deadline:
             for msg in self.consumer.consume(1000, 0.2):
                 if msg.error() is None and msg.key() is not None:
-                    self.latest[msg.key().decode()] = int(msg.value().decode())
+                    self.latest[msg.key().decode()] = struct.unpack(">q", msg.value())[0]
             if self.latest == expected:
                 return True
         return False
@@ -113,20 +114,22 @@ def run_once(
     command: tuple[str, ...], target: Callable[[], object], n: int, seed: int
 ) -> tuple[float, float, int]:
     """(seconds for n lines end to end, seconds from start to first output, words)."""
-    with target() as bootstrap, tempfile.TemporaryFile("w+") as log:  # type: ignore[attr-defined]
-        java, *rest = command
+    with (
+        target() as bootstrap,  # type: ignore[attr-defined]
+        tempfile.TemporaryDirectory() as work,
+        tempfile.TemporaryFile("w+") as log,
+    ):
+        stop = Path(work) / "stop"
         app = subprocess.Popen(
             [
-                java,
-                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                *rest,
+                *command,
                 bootstrap,
-                f"bench-{uuid.uuid4().hex[:8]}",
                 "lines",
                 "counts",
-                str(int(TIMEOUT_S)),
+                f"bench-{uuid.uuid4().hex[:8]}",
+                str(Path(work) / "state"),
+                str(stop),
             ],
-            stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=log,
             text=True,
@@ -146,7 +149,12 @@ def run_once(
             return time.monotonic() - t0, first, sum(expected.values())
         finally:
             reader.close()
-            app.communicate(input="", timeout=60)
+            stop.touch()
+            try:
+                app.wait(60)
+            except subprocess.TimeoutExpired:
+                app.kill()
+                app.wait()
 
 
 def main() -> int:

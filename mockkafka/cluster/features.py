@@ -25,9 +25,12 @@ class Feature:
 FEATURES: tuple[Feature, ...] = (
     Feature("metadata.version", 1, 25, 25),
     Feature("group.version", 0, 1, 1),
-    Feature("transaction.version", 0, 2, 0),  # KIP-890 part 2 off: clients use the v1 flow
+    # KIP-890 part 2 on, as on a new Kafka 4.x cluster: Produce v12+, TxnOffsetCommit v5+ and
+    # EndTxn v5+ take the transaction version 2 flow; older requests keep the v1 flow
+    Feature("transaction.version", 0, 2, 2),
     Feature("kraft.version", 0, 1, 0),
-    Feature("share.version", 0, 1, 0),  # KIP-932 share groups: off until upgraded
+    # KIP-932 share groups: on, as on a new Kafka 4.2+ cluster; at 0 no share API is served
+    Feature("share.version", 0, 1, 1),
     Feature("streams.version", 0, 1, 1),  # KIP-1071 streams groups: on, as in Kafka 4.2+
 )
 FEATURES_BY_NAME = {f.name: f for f in FEATURES}

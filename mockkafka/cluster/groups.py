@@ -28,8 +28,8 @@ from mockkafka.cluster.coordinators import GROUP
 from mockkafka.cluster.groups_classic import ClassicGroup, ClassicGroupState
 from mockkafka.cluster.groups_common import Group, OffsetAndMetadata, Pending, group_key
 from mockkafka.cluster.groups_consumer import ConsumerGroup
-from mockkafka.cluster.groups_streams import StreamsGroup
 from mockkafka.cluster.share_groups import ShareGroup
+from mockkafka.cluster.streams_groups import StreamsGroup
 from mockkafka.errors import ErrorCode, KafkaApiError
 from mockkafka.views import GroupView, MemberView, ShareGroupView, SharePartitionView
 
@@ -118,13 +118,13 @@ class GroupCoordinator:
         return new
 
     def streams_group(self, group_id: str, *, create: bool) -> StreamsGroup | ErrorCode:
-        """The KIP-1071 streams group ``group_id``. ``create`` makes it, or converts an empty
-        classic or consumer group keeping its committed offsets (Kafka's offline migration
-        of an application to the streams protocol); GROUP_ID_NOT_FOUND otherwise."""
+        """The KIP-1071 streams group ``group_id``; an empty classic or consumer group turns
+        into one (keeping its offsets). GROUP_ID_NOT_FOUND when it does not exist (and
+        ``create`` is False) or the id belongs to a group of another type with members."""
         g = self.groups.get(group_id)
         if isinstance(g, StreamsGroup):
             return g
-        if not create or isinstance(g, ShareGroup) or (g is not None and not g.is_empty()):
+        if isinstance(g, ShareGroup) or not create or (g is not None and not g.is_empty()):
             return ErrorCode.GROUP_ID_NOT_FOUND
         new = StreamsGroup(group_id, self._state)
         if g is not None:
@@ -135,6 +135,13 @@ class GroupCoordinator:
 
     def share_group_ids(self) -> list[str]:
         return sorted(gid for gid, g in self.groups.items() if isinstance(g, ShareGroup))
+
+    def connection_closed(self, connection_id: int) -> None:
+        """A client connection closed: close the share sessions it opened (Kafka 4.1+
+        releases their records at once; see ``ShareGroup.connection_closed``)."""
+        for g in list(self.groups.values()):
+            if isinstance(g, ShareGroup) and g.sessions:
+                g.connection_closed(connection_id)
 
     # -- offsets -------------------------------------------------------------------------------
 
@@ -166,7 +173,7 @@ class GroupCoordinator:
             )
         if isinstance(g, ShareGroup):
             return ErrorCode.GROUP_ID_NOT_FOUND
-        assert isinstance(g, ConsumerGroup)
+        assert isinstance(g, (ConsumerGroup, StreamsGroup))
         return g.validate_offset_commit(
             member_id,
             generation_id_or_member_epoch,
@@ -285,7 +292,7 @@ class GroupCoordinator:
     def trigger_rebalance(self, group_id: str) -> None:
         """Start a rebalance now, as a membership change would."""
         g = self._require(group_id)
-        if isinstance(g, (ClassicGroup, ConsumerGroup, ShareGroup)):
+        if isinstance(g, (ClassicGroup, ConsumerGroup, ShareGroup, StreamsGroup)):
             g.trigger_rebalance()
         self._state.emit_event("rebalance_triggered", group=group_id)
 
@@ -307,6 +314,11 @@ class GroupCoordinator:
             sm = g.members.get(member_id)
             if sm is not None:
                 g.remove_member(sm)
+                return
+        elif isinstance(g, StreamsGroup):
+            stm = g.members.get(member_id)
+            if stm is not None:
+                g.remove_member(stm)
                 return
         raise KafkaApiError(
             ErrorCode.UNKNOWN_MEMBER_ID,
@@ -374,7 +386,32 @@ class GroupCoordinator:
                 g.rebalances,
                 g.assignment_epoch,
             )
-        assert isinstance(g, ConsumerGroup)  # or a StreamsGroup: assignment keyed by subtopology
+        if isinstance(g, StreamsGroup):
+            # a member's assignment: subtopology id -> partitions of its active tasks
+            return GroupView(
+                group_id,
+                "streams",
+                g.state_name,
+                g.group_epoch,
+                "streams",
+                g.assignor_name,
+                None,
+                tuple(
+                    MemberView(
+                        m.member_id,
+                        m.instance_id,
+                        m.client_id,
+                        m.client_host,
+                        {s: sorted(ps) for s, ps in sorted(m.assigned.items()) if ps},
+                        m.member_epoch,
+                    )
+                    for m in g.members.values()
+                ),
+                offsets,
+                g.rebalances,
+                g.assignment_epoch,
+            )
+        assert isinstance(g, ConsumerGroup)
         return GroupView(
             group_id,
             g.kind,

@@ -32,7 +32,7 @@ from __future__ import annotations
 import enum
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +54,9 @@ LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
 
 TopicPartitions = dict[str, set[int]]
+
+#: ConsumerGroupDescribe v1 ``member_type`` (KIP-1099): -1 unknown, 0 classic, 1 consumer.
+CONSUMER_MEMBER_TYPE = 1
 
 
 class MemberState(enum.Enum):
@@ -98,6 +101,20 @@ def _minus(a: Mapping[str, set[int]], b: Mapping[str, set[int]]) -> TopicPartiti
     return {t: ps - b.get(t, set()) for t, ps in a.items() if ps - b.get(t, set())}
 
 
+def held_by_others(members: Iterable[Any], me: Any) -> TopicPartitions:
+    """What the members other than ``me`` hold or still have to give up (``assigned`` and
+    ``pending_revocation``): not yet free for ``me`` (KIP-848 reconciliation; the keys are
+    topics, or subtopology ids in a streams group)."""
+    out: TopicPartitions = {}
+    for x in members:
+        if x is me:
+            continue
+        for held in (x.assigned, x.pending_revocation):
+            for key, ps in held.items():
+                out.setdefault(key, set()).update(ps)
+    return out
+
+
 def _and(a: Mapping[str, set[int]], b: Mapping[str, set[int]]) -> TopicPartitions:
     return {t: ps & b.get(t, set()) for t, ps in a.items() if ps & b.get(t, set())}
 
@@ -110,8 +127,56 @@ def _sorted(tp: Mapping[str, set[int]]) -> dict[str, list[int]]:
     return {t: sorted(ps) for t, ps in sorted(tp.items()) if ps}
 
 
+class MemberEpochOffsets:
+    """Offset commits and fetches checked against the member epoch: the groups whose members
+    heartbeat with an epoch (KIP-848 consumer groups, KIP-1071 streams groups)."""
+
+    members: Mapping[str, Any]
+
+    def validate_offset_commit(
+        self,
+        member_id: str,
+        member_epoch: int,
+        *,
+        group_instance_id: str | None = None,
+        version: int = 9,
+        transactional: bool = False,
+    ) -> ErrorCode:
+        """Kafka's ``ConsumerGroup.validateOffsetCommit``.
+
+        A commit with epoch -1 is a simple commit, allowed while the group has no members; a
+        TxnOffsetCommit naming no member is not checked; a KIP-848 member must commit with
+        OffsetCommit v9+ (UNSUPPORTED_VERSION) and with exactly its current member epoch:
+        any other epoch, older *or newer*, is STALE_MEMBER_EPOCH (Kafka never answers
+        FENCED_MEMBER_EPOCH to a commit; clients retry a stale commit with the epoch of
+        their next heartbeat, while FENCED would make them drop out of the group).
+        """
+        if member_epoch < 0 and not self.members:
+            return ErrorCode.NONE
+        if transactional and member_epoch == -1 and not member_id and group_instance_id is None:
+            return ErrorCode.NONE
+        m = self.members.get(member_id)
+        if m is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if not transactional and version < 9:
+            return ErrorCode.UNSUPPORTED_VERSION
+        if member_epoch != m.member_epoch:
+            return ErrorCode.STALE_MEMBER_EPOCH
+        return ErrorCode.NONE
+
+    def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> ErrorCode:
+        if member_id is None or (member_epoch < 0 and not member_id):
+            return ErrorCode.NONE
+        m = self.members.get(member_id)
+        if m is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if member_epoch != m.member_epoch:
+            return ErrorCode.STALE_MEMBER_EPOCH
+        return ErrorCode.NONE
+
+
 @dataclass(eq=False)
-class ConsumerGroup(SessionTimers, Group):
+class ConsumerGroup(MemberEpochOffsets, SessionTimers, Group):
     """A KIP-848 consumer group (see the module docstring)."""
 
     group_epoch: int = 0
@@ -374,16 +439,6 @@ class ConsumerGroup(SessionTimers, Group):
         self._maybe_update_target(bump=True)
         self.notify()
 
-    def _owned_by_others(self, me: ConsumerMember) -> TopicPartitions:
-        out: TopicPartitions = {}
-        for x in self.members.values():
-            if x is me:
-                continue
-            for tp in (x.assigned, x.pending_revocation):
-                for t, ps in tp.items():
-                    out.setdefault(t, set()).update(ps)
-        return out
-
     def _reconcile(self, m: ConsumerMember, owned: TopicPartitions | None) -> None:
         if m.state is MemberState.UNREVOKED_PARTITIONS:
             if owned is None or _overlaps(owned, m.pending_revocation):
@@ -406,7 +461,7 @@ class ConsumerGroup(SessionTimers, Group):
             )
             return
         wanted = _minus(target, keep)
-        free = _minus(wanted, self._owned_by_others(m))
+        free = _minus(wanted, held_by_others(self.members.values(), m))
         for t, ps in free.items():
             keep.setdefault(t, set()).update(ps)
         m.assigned = keep
@@ -421,49 +476,6 @@ class ConsumerGroup(SessionTimers, Group):
         m.revocation_timer = None
         if self.members.get(m.member_id) is m and m.state is MemberState.UNREVOKED_PARTITIONS:
             self.remove_member(m)
-
-    # -- offsets -------------------------------------------------------------------------------
-
-    def validate_offset_commit(
-        self,
-        member_id: str,
-        member_epoch: int,
-        *,
-        group_instance_id: str | None = None,
-        version: int = 9,
-        transactional: bool = False,
-    ) -> ErrorCode:
-        """Kafka's ``ConsumerGroup.validateOffsetCommit``.
-
-        A commit with epoch -1 is a simple commit, allowed while the group has no members; a
-        TxnOffsetCommit naming no member is not checked; a KIP-848 member must commit with
-        OffsetCommit v9+ (UNSUPPORTED_VERSION) and with exactly its current member epoch:
-        any other epoch, older *or newer*, is STALE_MEMBER_EPOCH (Kafka never answers
-        FENCED_MEMBER_EPOCH to a commit; clients retry a stale commit with the epoch of
-        their next heartbeat, while FENCED would make them drop out of the group).
-        """
-        if member_epoch < 0 and not self.members:
-            return ErrorCode.NONE
-        if transactional and member_epoch == -1 and not member_id and group_instance_id is None:
-            return ErrorCode.NONE
-        m = self.members.get(member_id)
-        if m is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if not transactional and version < 9:
-            return ErrorCode.UNSUPPORTED_VERSION
-        if member_epoch != m.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
-        return ErrorCode.NONE
-
-    def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> ErrorCode:
-        if member_id is None or (member_epoch < 0 and not member_id):
-            return ErrorCode.NONE
-        m = self.members.get(member_id)
-        if m is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if member_epoch != m.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
-        return ErrorCode.NONE
 
     # -- verbs and views -----------------------------------------------------------------------
 
@@ -481,6 +493,7 @@ class ConsumerGroup(SessionTimers, Group):
         self.notify()
 
     def describe_member(self, m: ConsumerMember) -> dict[str, Any]:
+        """One member of ConsumerGroupDescribe."""
         return {
             "member_id": m.member_id,
             "instance_id": m.instance_id,
@@ -494,6 +507,9 @@ class ConsumerGroup(SessionTimers, Group):
             "target_assignment": described_assignment(
                 self.state_ref, self.target.get(m.member_id, {})
             ),
+            # ConsumerGroupDescribe v1 (KIP-1099): every member here speaks the consumer
+            # protocol (classic members never join a non-empty consumer group here)
+            "member_type": CONSUMER_MEMBER_TYPE,
         }
 
     @staticmethod

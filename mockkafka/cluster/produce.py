@@ -167,8 +167,12 @@ def append_records(
     *,
     transactional_id: str | None = None,
     validated: ProduceOutcome | Unchecked | None = UNCHECKED,
+    tv2: bool = False,
 ) -> ProduceOutcome:
     """Validate and append ``data`` to ``p`` (whose leader the caller has checked).
+
+    ``tv2``: the request may add the partition to its transaction (Produce v12+, see
+    ``TransactionCoordinator.check_produce``).
 
     ``validated`` is :func:`validate_records` already run on ``data`` (the server runs it off
     the event loop for big requests); by default it runs here.
@@ -196,7 +200,9 @@ def append_records(
     # Idempotence only exists for magic 2, whose headers count their records.
     count = sum(h.last_offset_delta + 1 for h, _ in batches) if pid >= 0 else 0
     if pid >= 0 and first.is_transactional:
-        err = state.transactions.check_produce(p, pid, first.producer_epoch, transactional_id)
+        err = state.transactions.check_produce(
+            p, pid, first.producer_epoch, transactional_id, tv2=tv2
+        )
         if err != ErrorCode.NONE:
             return ProduceOutcome(err)
     if pid >= 0 and first.base_sequence >= 0:

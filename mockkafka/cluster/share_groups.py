@@ -33,7 +33,16 @@ once either way.
 Share sessions (the share-fetch analogue of KIP-227 fetch sessions) are kept per (broker,
 member) on the group: epoch 0 opens one with the request's partitions, each later request
 carries the next epoch (INVALID_SHARE_SESSION_EPOCH otherwise, SHARE_SESSION_NOT_FOUND when
-there is none), and -1 closes it, releasing what the member still holds on that broker.
+there is none), and -1 closes it, releasing what the member still holds on that broker. A
+session opened with ShareFetch v1+ (Kafka 4.1+) belongs to its connection: when the
+connection closes, the session closes and its records are released at once
+(:meth:`ShareGroup.connection_closed`); a v0 session (Kafka 4.0) outlives its connection.
+
+Acquisition (ShareFetch v1+): at most ``max_records`` records per partition, rounded up to
+whole log batches in the batch-optimized acquire mode (0, the default) and cut exactly in the
+record-limit mode (1, ShareFetch v2); acquired runs are reported in pieces of at most
+``batch_size`` records. RENEW acknowledgements (type 4, v2 with ``is_renew_ack``) keep the
+records acquired and restart their acquisition lock (KIP-1222).
 """
 
 from __future__ import annotations
@@ -74,6 +83,7 @@ class AcknowledgeType(enum.IntEnum):
     ACCEPT = 1
     RELEASE = 2
     REJECT = 3
+    RENEW = 4  # KIP-1222 (ShareFetch/ShareAcknowledge v2 with is_renew_ack): restart the lock
 
 
 class RecordState(enum.Enum):
@@ -183,12 +193,21 @@ class SharePartition:
             self.start_offset = min(self.start_offset, end)
 
     def acquire(
-        self, member_id: str, p: Partition, *, max_records: int, max_bytes: int = 1 << 20
+        self,
+        member_id: str,
+        p: Partition,
+        *,
+        max_records: int,
+        max_bytes: int = 1 << 20,
+        record_limit: bool = False,
+        batch_size: int = 0,
     ) -> list[Acquired]:
         """Acquire for ``member_id``: released offsets first, then new ones from the log
-        (whole batches while ``max_bytes`` allows, at least one).
+        (whole batches while ``max_bytes`` allows, at least one; with ``record_limit`` a
+        batch is cut so that no more than ``max_records`` are acquired).
 
-        Returns runs of acquired offsets (each with one delivery count), in offset order.
+        Returns runs of acquired offsets (each with one delivery count, at most
+        ``batch_size`` offsets when it is positive), in offset order.
         """
         if self.start_offset < 0:
             self._initialise(p)
@@ -205,7 +224,9 @@ class SharePartition:
             if r.state is RecordState.AVAILABLE:
                 got.append(off)
         if len(got) < max_records:
-            got.extend(self._acquire_new(p, max_records - len(got), max_locks, max_bytes))
+            got.extend(
+                self._acquire_new(p, max_records - len(got), max_locks, max_bytes, record_limit)
+            )
         for off in got:
             r = self.records.setdefault(off, InFlightRecord())
             r.state = RecordState.ACQUIRED
@@ -217,10 +238,13 @@ class SharePartition:
             for off in got:
                 self.records[off].lock = token
             st.call_later(lock_ms, lambda: self._lock_expired(got, token, limit))
-        return _runs(got, self.records)
+        return _runs(got, self.records, batch_size)
 
-    def _acquire_new(self, p: Partition, wanted: int, max_locks: int, max_bytes: int) -> list[int]:
-        """Offsets from the log at and above the end offset (whole batches, as Kafka)."""
+    def _acquire_new(
+        self, p: Partition, wanted: int, max_locks: int, max_bytes: int, record_limit: bool
+    ) -> list[int]:
+        """Offsets from the log at and above the end offset (whole batches, as Kafka, unless
+        ``record_limit`` cuts the last one at ``wanted``)."""
         read_committed = (
             group_setting(
                 self._state, self.group.group_id, "share.isolation.level", "read_uncommitted"
@@ -240,10 +264,14 @@ class SharePartition:
                 break
             i += 1
             first = max(b.base_offset, self.end_offset)
-            self.end_offset = b.last_offset + 1
-            if b.is_control or (read_committed and _aborted(log.aborted_txns, b)):
+            last = b.last_offset
+            skip = b.is_control or (read_committed and _aborted(log.aborted_txns, b))
+            if record_limit and not skip and last - first + 1 > wanted - len(out):
+                last = first + (wanted - len(out)) - 1  # the rest of the batch stays for later
+            self.end_offset = last + 1
+            if skip:
                 continue  # markers and aborted records are never delivered: done at once
-            out.extend(range(first, b.last_offset + 1))
+            out.extend(range(first, last + 1))
             size += b.size
         return out
 
@@ -276,12 +304,13 @@ class SharePartition:
         r.state = RecordState.ARCHIVED if r.delivery_count >= limit else RecordState.AVAILABLE
 
     def acknowledge(
-        self, member_id: str, batches: Iterable[Mapping[str, Any]]
+        self, member_id: str, batches: Iterable[Mapping[str, Any]], *, renew: bool = False
     ) -> tuple[ErrorCode, str | None]:
         """Apply acknowledgement batches of ``member_id``; all or nothing.
 
         INVALID_RECORD_STATE when an offset is not acquired by this member; INVALID_REQUEST
-        for a malformed batch (last before first, wrong number of types, unknown type).
+        for a malformed batch (last before first, wrong number of types, unknown type, RENEW
+        without ``renew`` -- the request's ``is_renew_ack``).
         """
         plan: list[tuple[int, AcknowledgeType]] = []
         for b in batches:
@@ -295,6 +324,8 @@ class SharePartition:
                     kind = AcknowledgeType(raw)
                 except ValueError:
                     return ErrorCode.INVALID_REQUEST, f"unknown acknowledge type {raw}"
+                if kind is AcknowledgeType.RENEW and not renew:
+                    return ErrorCode.INVALID_REQUEST, "RENEW acknowledgement without IsRenewAck"
                 r = self.records.get(off)
                 if kind is AcknowledgeType.GAP and (r is None and self._in_window(off)):
                     continue  # already done (a marker): nothing to do
@@ -306,17 +337,28 @@ class SharePartition:
                     )
                 plan.append((off, kind))
         limit = share_config(self._state, self.group.group_id, "group.share.delivery.count.limit")
+        renewed: list[int] = []
         for off, kind in plan:
             r = self.records[off]
             if kind is AcknowledgeType.RELEASE:
                 self._release(r, limit)
+                continue
+            if kind is AcknowledgeType.RENEW:
+                renewed.append(off)
                 continue
             r.unlock()
             r.member_id = None
             r.state = (
                 RecordState.ACKNOWLEDGED if kind is AcknowledgeType.ACCEPT else RecordState.ARCHIVED
             )
-        if plan:
+        if renewed:
+            token = object()
+            for off in renewed:
+                self.records[off].lock = token
+            self._state.call_later(
+                self.group.lock_duration_ms, lambda: self._lock_expired(renewed, token, limit)
+            )
+        if len(renewed) < len(plan):
             self.advance()
             self.group.notify_partition(self.topic, self.partition)
         return ErrorCode.NONE, None
@@ -358,6 +400,18 @@ class SharePartition:
             r.unlock()
         self.records.clear()
 
+    def lag(self, high_watermark: int) -> int:
+        """Records at or above the SPSO and below ``high_watermark`` not yet delivered to
+        completion (KIP-1226's share-partition lag); -1 before the first fetch."""
+        if self.start_offset < 0:
+            return -1
+        done = sum(
+            1 for off, r in self.records.items() if off < high_watermark and r.state in TERMINAL
+        )
+        in_window = max(0, min(self.end_offset, high_watermark) - self.start_offset)
+        vanished = in_window - sum(1 for off in self.records if off < high_watermark)
+        return max(0, high_watermark - self.start_offset - done - vanished)
+
     def describe(self) -> dict[str, Any]:
         """Plain data for :class:`~mockkafka.views.SharePartitionView`."""
         return {
@@ -380,11 +434,18 @@ def _aborted(aborted_txns: list[tuple[int, int, int]], b: Any) -> bool:
     )
 
 
-def _runs(offsets: list[int], records: Mapping[int, InFlightRecord]) -> list[Acquired]:
+def _runs(
+    offsets: list[int], records: Mapping[int, InFlightRecord], batch_size: int = 0
+) -> list[Acquired]:
     out: list[Acquired] = []
     for off in sorted(offsets):
         count = records[off].delivery_count
-        if out and out[-1].last_offset == off - 1 and out[-1].delivery_count == count:
+        if (
+            out
+            and out[-1].last_offset == off - 1
+            and out[-1].delivery_count == count
+            and (batch_size <= 0 or off - out[-1].first_offset < batch_size)
+        ):
             out[-1] = Acquired(out[-1].first_offset, off, count)
         else:
             out.append(Acquired(off, off, count))
@@ -416,6 +477,8 @@ class ShareSession:
 
     epoch: int  # the epoch the next request must carry
     partitions: dict[tuple[uuid.UUID, int], None] = field(default_factory=dict)
+    #: The connection that opened it (ShareFetch v1+): closing it closes the session.
+    connection_id: int | None = None
 
 
 def simple_assign(
@@ -475,6 +538,11 @@ class ShareGroup(SessionTimers, Group):
     @property
     def session_timeout_ms(self) -> int:
         return share_config(self.state_ref, self.group_id, "group.share.session.timeout.ms")
+
+    @property
+    def lock_duration_ms(self) -> int:
+        """How long an acquisition lock lasts (``acquisition_lock_timeout_ms`` in v1+)."""
+        return share_config(self.state_ref, self.group_id, "group.share.record.lock.duration.ms")
 
     def subscribed_topics(self) -> set[str] | None:
         out: set[str] = set()
@@ -572,15 +640,23 @@ class ShareGroup(SessionTimers, Group):
         return resp
 
     def remove_member(self, m: ShareMember) -> None:
-        """Remove a member (leave or expiry): its records are released, the epoch moves on."""
+        """Remove a member (leave or expiry): the epoch moves on and its records are
+        released -- except while it has a share session bound to a connection (v1+): as in
+        Kafka 4.1+, that session lives on until the client closes it (epoch -1, what a
+        closing share consumer sends after leaving) or its connection closes."""
         m.cancel_timers()
         if self.members.get(m.member_id) is m:
             del self.members[m.member_id]
         self.target.pop(m.member_id, None)
+        bound = False
         for key in [k for k in self.sessions if k[1] == m.member_id]:
-            del self.sessions[key]
-        for sp in self.partitions.values():
-            sp.release_member(m.member_id)
+            if self.sessions[key].connection_id is None:
+                del self.sessions[key]
+            else:
+                bound = True
+        if not bound:
+            for sp in self.partitions.values():
+                sp.release_member(m.member_id)
         self._update_target(bump=True)
         self.notify()
 
@@ -606,9 +682,26 @@ class ShareGroup(SessionTimers, Group):
     def session(self, broker_id: int, member_id: str) -> ShareSession | None:
         return self.sessions.get((broker_id, member_id))
 
-    def open_session(self, broker_id: int, member_id: str) -> ShareSession:
-        s = self.sessions[(broker_id, member_id)] = ShareSession(epoch=1)
+    def open_session(
+        self, broker_id: int, member_id: str, connection_id: int | None = None
+    ) -> ShareSession:
+        """Open (or reopen) the member's session on ``broker_id``; with ``connection_id``
+        it is closed when that connection closes (see :meth:`connection_closed`)."""
+        old = self.sessions.get((broker_id, member_id))
+        if old is not None and old.connection_id not in (None, connection_id):
+            self.close_session(broker_id, member_id)  # its connection's records go back
+        s = self.sessions[(broker_id, member_id)] = ShareSession(
+            epoch=1, connection_id=connection_id
+        )
         return s
+
+    def connection_closed(self, connection_id: int) -> int:
+        """Close the sessions opened on ``connection_id``, releasing their records (Kafka
+        4.1+). Returns how many sessions closed."""
+        keys = [k for k, s in self.sessions.items() if s.connection_id == connection_id]
+        for broker_id, member_id in keys:
+            self.close_session(broker_id, member_id)
+        return len(keys)
 
     def close_session(self, broker_id: int, member_id: str) -> None:
         """Close the member's share session on ``broker_id``; release what it holds there."""
@@ -621,6 +714,38 @@ class ShareGroup(SessionTimers, Group):
             sp = self.partitions.get((t.name, idx)) if t is not None else None
             if sp is not None:
                 sp.release_member(member_id)
+
+    # -- share-group offsets (DescribeShareGroupOffsets, Alter..., Delete...) ---------------
+
+    def start_offsets(
+        self, wanted: Iterable[tuple[str, int]] | None
+    ) -> list[tuple[str, int, SharePartition | None]]:
+        """The share partitions asked for (None: every one with state), sorted; a partition
+        without state comes as None (never fetched, or its offsets were deleted)."""
+        if wanted is None:
+            keys = sorted(k for k, sp in self.partitions.items() if sp.start_offset >= 0)
+        else:
+            keys = list(wanted)
+        out: list[tuple[str, int, SharePartition | None]] = []
+        for topic, idx in keys:
+            sp = self.partitions.get((topic, idx))
+            out.append((topic, idx, sp if sp is not None and sp.start_offset >= 0 else None))
+        return out
+
+    def alter_start_offset(
+        self, topic: str, partition: int, topic_id: uuid.UUID, offset: int
+    ) -> None:
+        """Set the share-partition start offset (the group must be empty: no records are
+        in flight). The partition is delivered from ``offset`` on, as if never fetched."""
+        sp = self.share_partition(topic, partition, topic_id)
+        sp.shutdown()
+        sp.start_offset = sp.end_offset = offset
+
+    def delete_offsets(self, topic: str) -> None:
+        """Forget the share state of every partition of ``topic`` (the group must be empty):
+        the next fetch starts at ``share.auto.offset.reset``."""
+        for key in [k for k in self.partitions if k[0] == topic]:
+            self.partitions.pop(key).shutdown()
 
     # -- verbs and views -----------------------------------------------------------------------
 

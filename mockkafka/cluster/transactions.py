@@ -28,6 +28,20 @@ epoch, so the old producer's next request answers PRODUCER_FENCED (INVALID_PRODU
 Produce and for request versions from before KIP-588). A timed-out transaction is aborted
 with a bumped epoch too. When the epoch would overflow, a new producer id is allocated.
 
+Transaction version 2 (KIP-890 part 2), used when the finalized feature ``transaction.version``
+is 2 or more (the default, as on a new Kafka 4.x cluster) and the request is new enough
+(``tv2`` arguments; the handlers decide from the request version, so older clients keep the
+v1 flow on the same cluster):
+
+* a transactional Produce (v12+) adds its partition to the transaction itself, starting the
+  transaction if none is ongoing -- no AddPartitionsToTxn;
+* TxnOffsetCommit (v5+) adds its group the same way -- no AddOffsetsToTxn;
+* every EndTxn (v5+) bumps the epoch (a new producer id when it would overflow) before the
+  markers, which carry the new epoch; the response names the id and epoch the producer
+  continues with. A retry of the EndTxn (the old epoch, the same result) answers them again,
+  and an abort with no transaction ongoing just bumps the epoch (the client aborts after a
+  Produce whose partition may not have been added).
+
 Everything here is synchronous and free of I/O; handlers translate requests into calls of
 :class:`TransactionCoordinator` and its answers into error codes.
 """
@@ -120,6 +134,9 @@ class TransactionMetadata:
     coordinator_epoch: int = 0
     history: list[CompletedTransaction] = field(default_factory=list)
     timer: TimerHandle | None = None
+    #: Transaction version 2: the (producer id, epoch, committed) of the last EndTxn, so a
+    #: retry of it (with the epoch it bumped) is recognised.
+    last_end: tuple[int, int, bool] | None = None
 
     @property
     def committed_count(self) -> int:
@@ -188,15 +205,30 @@ class TransactionCoordinator:
 
     # -- produce path --------------------------------------------------------------------------
 
+    def tv2_enabled(self) -> bool:
+        """Is the finalized ``transaction.version`` 2 or more (KIP-890 part 2)?"""
+        from mockkafka.cluster.features import feature_level
+
+        return feature_level(self._state, "transaction.version") >= 2
+
     def check_produce(
-        self, p: Partition, producer_id: int, producer_epoch: int, transactional_id: str | None
+        self,
+        p: Partition,
+        producer_id: int,
+        producer_epoch: int,
+        transactional_id: str | None,
+        *,
+        tv2: bool = False,
     ) -> ErrorCode:
         """May this transactional batch be written to ``p``? (called by the produce path)
 
         The partition must have been added to the producer's ongoing transaction
         (INVALID_TXN_STATE otherwise, as brokers with KIP-890 verification answer), and the
         epoch must be the current one (INVALID_PRODUCER_EPOCH, as the partition leader
-        answers since KIP-588).
+        answers since KIP-588). With ``tv2`` (Produce v12+ under transaction version 2) the
+        partition is added here, starting the transaction if needed; while the previous one
+        is still being completed the answer is NOT_ENOUGH_REPLICAS, which every client
+        retries (as Kafka maps the coordinator's CONCURRENT_TRANSACTIONS).
         """
         txn = self.for_producer_id(producer_id)
         if txn is None and transactional_id is not None:
@@ -209,7 +241,21 @@ class TransactionCoordinator:
             return ErrorCode.INVALID_PRODUCER_ID_MAPPING
         if producer_epoch != txn.producer_epoch:
             return ErrorCode.INVALID_PRODUCER_EPOCH
-        if txn.state is not TxnState.ONGOING or (p.topic, p.index) not in txn.partitions:
+        tp = (p.topic, p.index)
+        if (
+            tv2
+            and self.tv2_enabled()
+            and not (txn.state is TxnState.ONGOING and tp in txn.partitions)
+        ):
+            if txn.state in _PREPARING:
+                return ErrorCode.NOT_ENOUGH_REPLICAS
+            if txn.state not in (*_READY, TxnState.ONGOING):
+                return ErrorCode.INVALID_TXN_STATE
+            self._begin(txn)
+            txn.partitions[tp] = None
+            txn.last_update_ms = self._state.now_ms()
+            return ErrorCode.NONE
+        if txn.state is not TxnState.ONGOING or tp not in txn.partitions:
             return ErrorCode.INVALID_TXN_STATE
         return ErrorCode.NONE
 
@@ -406,8 +452,11 @@ class TransactionCoordinator:
         group_instance_id: str | None = None,
         validate_member: bool = False,
         broker_id: int | None = None,
+        tv2: bool = False,
     ) -> dict[TopicPartition, ErrorCode]:
-        """Stage ``offsets`` for ``group_id`` until the transaction ends."""
+        """Stage ``offsets`` for ``group_id`` until the transaction ends. With ``tv2``
+        (TxnOffsetCommit v5+ under transaction version 2) the group is added to the
+        transaction here, starting it if needed, instead of by AddOffsetsToTxn."""
         st = self._state
 
         def all_(code: ErrorCode) -> dict[TopicPartition, ErrorCode]:
@@ -420,7 +469,8 @@ class TransactionCoordinator:
             return all_(err)
         if txn.state in _PREPARING:
             return all_(ErrorCode.CONCURRENT_TRANSACTIONS)
-        if txn.state is not TxnState.ONGOING or group_id not in txn.groups:
+        implicit = tv2 and self.tv2_enabled() and txn.state in (*_READY, TxnState.ONGOING)
+        if not implicit and (txn.state is not TxnState.ONGOING or group_id not in txn.groups):
             return all_(ErrorCode.INVALID_TXN_STATE)
         if validate_member:
             verdict = st.groups.validate_txn_offset_commit(
@@ -428,6 +478,9 @@ class TransactionCoordinator:
             )
             if verdict != ErrorCode.NONE:
                 return all_(error_code(verdict))
+        if implicit:
+            self._begin(txn)
+            txn.groups[group_id] = None
         out: dict[TopicPartition, ErrorCode] = {}
         staged = txn.pending_offsets.setdefault(group_id, {})
         for tp, po in offsets.items():
@@ -450,8 +503,18 @@ class TransactionCoordinator:
         committed: bool,
         *,
         broker_id: int | None = None,
+        tv2: bool = False,
     ) -> ErrorCode:
-        """EndTxn: commit or abort the ongoing transaction (retries answer as Kafka does)."""
+        """EndTxn: commit or abort the ongoing transaction (retries answer as Kafka does).
+
+        With ``tv2`` (EndTxn v5+ under transaction version 2) the epoch is bumped first (see
+        the module docstring); the caller reads the id and epoch to answer from the
+        transaction's metadata.
+        """
+        if tv2 and self.tv2_enabled():
+            return self._end_txn_v2(
+                transactional_id, producer_id, producer_epoch, committed, broker_id
+            )
         txn, err = self._check_producer(transactional_id, producer_id, producer_epoch, broker_id)
         if txn is None:
             return err
@@ -469,6 +532,48 @@ class TransactionCoordinator:
             return ErrorCode.INVALID_TXN_STATE if committed else ErrorCode.CONCURRENT_TRANSACTIONS
         if s is TxnState.PREPARE_EPOCH_FENCE:
             return ErrorCode.CONCURRENT_TRANSACTIONS
+        return ErrorCode.INVALID_TXN_STATE
+
+    def _end_txn_v2(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        committed: bool,
+        broker_id: int | None,
+    ) -> ErrorCode:
+        if broker_id is not None and not self.is_coordinator(broker_id, transactional_id):
+            return ErrorCode.NOT_COORDINATOR
+        txn = self.transactions.get(transactional_id)
+        if txn is None:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        if txn.last_end == (producer_id, producer_epoch, committed) and (
+            txn.state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT, *_PREPARING)
+        ):
+            # A retry of the EndTxn that bumped the epoch: the same answer again.
+            return ErrorCode.NONE if _is_complete(txn) else ErrorCode.CONCURRENT_TRANSACTIONS
+        if producer_id not in (txn.producer_id, txn.last_producer_id):
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        if (producer_id, producer_epoch) != (txn.producer_id, txn.producer_epoch):
+            return ErrorCode.PRODUCER_FENCED
+        s = txn.state
+        if s in _PREPARING:
+            return ErrorCode.CONCURRENT_TRANSACTIONS
+        if s is TxnState.ONGOING:
+            txn.last_end = (producer_id, producer_epoch, committed)
+            self._bump_epoch(txn)
+            txn.last_producer_epoch = -1
+            self._complete(txn, committed, reason="client")
+            return ErrorCode.NONE
+        if s in _READY and not committed:
+            # Nothing ongoing (the client aborts after a Produce it is unsure of): the epoch
+            # moves on all the same, so a late batch of the old epoch is fenced.
+            txn.last_end = (producer_id, producer_epoch, committed)
+            self._bump_epoch(txn)
+            txn.last_producer_epoch = -1
+            txn.state = TxnState.COMPLETE_ABORT
+            txn.last_update_ms = self._state.now_ms()
+            return ErrorCode.NONE
         return ErrorCode.INVALID_TXN_STATE
 
     # -- completing transactions --------------------------------------------------------------

@@ -32,16 +32,17 @@ def top_error(code: ErrorCode, message: str | None) -> Message:
 
 
 def group_and_session(
-    ctx: RequestContext, request: Message
+    ctx: RequestContext, request: Message, *, bind_connection: bool = False
 ) -> tuple[ShareGroup, ShareSession, str, int] | Message:
     """The share group, the member's session on this broker (moved on to the next epoch),
-    the member id and the request's epoch; or the response refusing the request."""
+    the member id and the request's epoch; or the response refusing the request. With
+    ``bind_connection`` (ShareFetch v1+) a session opened here closes with the connection."""
     member_id = request.get("member_id") or ""
     found = share_group_for(ctx, request.get("group_id"), member_id)
     if isinstance(found, tuple):
         return top_error(*found)
     epoch: int = request.get("share_session_epoch", 0)
-    session = session_step(ctx, found, member_id, epoch)
+    session = session_step(ctx, found, member_id, epoch, bind_connection=bind_connection)
     if isinstance(session, tuple):
         return top_error(*session)
     return found, session, member_id, epoch
@@ -69,7 +70,7 @@ def share_group_for(
 
 
 def session_step(
-    ctx: RequestContext, g: ShareGroup, member_id: str, epoch: int
+    ctx: RequestContext, g: ShareGroup, member_id: str, epoch: int, *, bind_connection: bool
 ) -> ShareSession | tuple[ErrorCode, str]:
     """Check ``epoch`` against the member's share session on this broker and move it on.
 
@@ -77,7 +78,8 @@ def session_step(
     caller closes it after acknowledging); any other epoch must be the session's next one.
     """
     if epoch == INITIAL_SESSION_EPOCH:
-        return g.open_session(ctx.broker_id, member_id)
+        cid = ctx.connection_id if bind_connection else None
+        return g.open_session(ctx.broker_id, member_id, cid)
     s = g.session(ctx.broker_id, member_id)
     if s is None:
         return ErrorCode.SHARE_SESSION_NOT_FOUND, f"No share session for member {member_id}."
@@ -134,13 +136,16 @@ def acknowledge(
     topic_id: uuid.UUID,
     index: int,
     batches: Iterable[Mapping[str, Any]],
+    *,
+    renew: bool = False,
 ) -> tuple[Target, ErrorCode, str | None]:
-    """Apply one partition's acknowledgement batches; returns (target, error, message)."""
+    """Apply one partition's acknowledgement batches; returns (target, error, message).
+    ``renew``: the request's ``is_renew_ack`` (RENEW acknowledgements allowed)."""
     target = find(ctx, topic_id, index)
     if target.error != ErrorCode.NONE or target.partition is None:
         return target, target.error, None
     sp = g.share_partition(target.topic, index, topic_id)
-    err, msg = sp.acknowledge(member_id, batches)
+    err, msg = sp.acknowledge(member_id, batches, renew=renew)
     return target, err, msg
 
 

@@ -1,16 +1,19 @@
-"""ApiVersions (key 18), versions 0-4.
+"""ApiVersions (key 18), versions 0-5.
 
 Answers with every API this cluster serves (capped by ``cap_api_versions``). A version the
 broker does not know is answered by the server in the v0 body format with
 UNSUPPORTED_VERSION (see ``server/runtime.py``). Features: advertises ``metadata.version``
 and ``transaction.version``/``group.version`` as a Kafka 4.x broker does; below v4 a
 feature whose supported range starts at 0 is left out (KAFKA-17011 / KAFKA-17492), as
-older Java clients fail on it.
+older Java clients fail on it. v5 (KIP-1242): a client that names the cluster id and node id
+it means to reach gets REBOOTSTRAP_REQUIRED when this broker is not that node of that
+cluster (its bootstrap list points elsewhere now), with the API ranges as usual.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from mockkafka.cluster.features import FEATURES, finalized
 from mockkafka.errors import ErrorCode
@@ -22,7 +25,7 @@ from mockkafka.protocol.releases import METADATA_VERSION_3X, release_tuple
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
-@handler("ApiVersions", versions=(0, 4))
+@handler("ApiVersions", versions=(0, 5))
 def handle(ctx: RequestContext, request: Message) -> Result:
     if ctx.version >= 3 and not all(
         _SOFTWARE.fullmatch(request.get(k) or "")
@@ -30,6 +33,21 @@ def handle(ctx: RequestContext, request: Message) -> Result:
     ):
         # Kafka's ApiVersionsRequest.isValid(): INVALID_REQUEST and nothing else.
         return {"error_code": ErrorCode.INVALID_REQUEST, "finalized_features_epoch": -1}
+    out = _answer(ctx)
+    if ctx.version >= 5 and _elsewhere(ctx, request):
+        out["error_code"] = ErrorCode.REBOOTSTRAP_REQUIRED
+    return out
+
+
+def _elsewhere(ctx: RequestContext, request: Message) -> bool:
+    """Does the request name another cluster or node than this broker (KIP-1242)?"""
+    cluster_id, node_id = request.get("cluster_id"), request.get("node_id", -1)
+    if cluster_id is not None and cluster_id != ctx.cluster.cluster_id:
+        return True
+    return bool(node_id >= 0 and node_id != ctx.broker_id)
+
+
+def _answer(ctx: RequestContext) -> dict[str, Any]:
     fin = finalized(ctx.cluster)
     keys = [
         {"api_key": k, "min_version": lo, "max_version": hi}

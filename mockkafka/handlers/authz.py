@@ -372,11 +372,14 @@ RULES: dict[str, tuple[Check, ...]] = {
     "ShareFetch": (IN_HANDLER,),
     "ShareAcknowledge": (IN_HANDLER,),
     "ShareGroupDescribe": (Each("group_ids", "groups", group(), _DESC, key="group_id"),),
-    # -- streams groups (KIP-1071): READ on the group; the internal topics the group creates
-    # are the coordinator's own doing, as in Kafka (no CREATE check on the member)
+    # -- streams groups (KIP-1071)
     "StreamsGroupHeartbeat": (Whole(_G, _R, "group_id"),),
     "StreamsGroupDescribe": (Each("group_ids", "groups", group(), _DESC, key="group_id"),),
     "StreamsGroupTopologyDescriptionUpdate": (Whole(_G, _R, "group_id"),),
+    # the share-group offset admin APIs check the group and each topic as they look them up
+    "DescribeShareGroupOffsets": (IN_HANDLER,),
+    "AlterShareGroupOffsets": (IN_HANDLER,),
+    "DeleteShareGroupOffsets": (IN_HANDLER,),
     # -- transactions
     "InitProducerId": (Custom(_init_producer_id),),
     "AddPartitionsToTxn": (
@@ -395,7 +398,7 @@ RULES: dict[str, tuple[Check, ...]] = {
     "TxnOffsetCommit": (
         Whole(_T, _W, "transactional_id"),
         Whole(_G, _R, "group_id"),
-        _OFFSET_COMMIT_TOPICS,
+        Each("topics", "topics", _topic_by_name_or_id, _R),  # v6+: topic ids (KIP-1319)
     ),
     "EndTxn": (Whole(_T, _W, "transactional_id"),),
     "WriteTxnMarkers": (Whole(_C, AclOperation.CLUSTER_ACTION),),

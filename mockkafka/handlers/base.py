@@ -149,13 +149,19 @@ def load_handlers() -> dict[int, HandlerSpec]:
 # served only when the cluster turns them on (ClusterConfig.telemetry).
 TELEMETRY_APIS = frozenset({"GetTelemetrySubscriptions", "PushTelemetry"})
 
-# KIP-932 share groups at the version Kafka 4.0 served them (early access): advertised while
-# the broker config ``group.share.enable`` is true (mockkafka's default). Under a release
-# preset only from 4.0, whose recorded ApiVersions lack them (a 4.0 broker advertised them only
-# with ``unstable.api.versions.enable``); 4.1+ presets ask for v1+, which is not served.
-SHARE_APIS = frozenset(
+# KIP-932 share groups: v0 as Kafka 4.0 served them (early access), v1+ as 4.1+ (GA); advertised
+# while the broker config ``group.share.enable`` is true (mockkafka's default). A 4.0 preset,
+# whose recorded ApiVersions lack them (a 4.0 broker advertised them only with
+# ``unstable.api.versions.enable``), advertises v0 only; 4.1+ presets what they recorded.
+SHARE_EARLY_ACCESS_APIS = frozenset(
     {"ShareGroupHeartbeat", "ShareGroupDescribe", "ShareFetch", "ShareAcknowledge"}
 )
+# Kafka 4.1+ (KIP-932 GA): the share-group offset admin APIs.
+SHARE_APIS = SHARE_EARLY_ACCESS_APIS | {
+    "DescribeShareGroupOffsets",
+    "AlterShareGroupOffsets",
+    "DeleteShareGroupOffsets",
+}
 
 
 def _release_at_least(kafka_version: str, major: int, minor: int) -> bool:
@@ -170,7 +176,8 @@ def served_versions(cluster: ClusterState) -> dict[int, tuple[int, int]]:
     """api key -> (min, max) as this cluster advertises them: the handlers' versions, within
     the ``kafka_version`` preset's (if any), capped by ``cap_api_versions``; the telemetry APIs
     only with ``ClusterConfig.telemetry``, the share-group APIs only with
-    ``group.share.enable`` (see :data:`SHARE_APIS`).
+    ``group.share.enable`` and, except under a 4.0 preset (early access), the finalized
+    feature ``share.version`` at 1 or more, as Kafka 4.1+ (see :data:`SHARE_APIS`).
 
     Every request is checked against it, so the table is built once per (telemetry, share,
     preset, caps); treat the returned dict as read-only.
@@ -178,6 +185,11 @@ def served_versions(cluster: ClusterState) -> dict[int, tuple[int, int]]:
     telemetry = cluster.config.telemetry
     kafka_version = cluster.config.kafka_version
     share = cluster.broker_configs.get("group.share.enable", "false").lower() == "true"
+    early_access = kafka_version is not None and not _release_at_least(kafka_version, 4, 1)
+    if share and not early_access:
+        from mockkafka.cluster.features import feature_level
+
+        share = feature_level(cluster, "share.version") >= 1
     key_ = (telemetry, share, kafka_version, tuple(cluster.api_version_caps.items()))
     served = _SERVED.get(key_)
     if served is not None:
@@ -198,8 +210,12 @@ def served_versions(cluster: ClusterState) -> dict[int, tuple[int, int]]:
         if release is not None and kafka_version is not None:
             if key in release:
                 lo, hi = max(lo, release[key][0]), min(hi, release[key][1])
-            elif spec.api.name not in SHARE_APIS or not _release_at_least(kafka_version, 4, 0):
+            elif spec.api.name not in SHARE_EARLY_ACCESS_APIS or not _release_at_least(
+                kafka_version, 4, 0
+            ):
                 continue
+            else:
+                hi = min(hi, 0)  # Kafka 4.0's early-access share APIs
         if hi >= lo:
             out[key] = (lo, hi)
     served = _SERVED[key_] = dict(sorted(out.items()))

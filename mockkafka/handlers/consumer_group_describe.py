@@ -1,4 +1,5 @@
-"""ConsumerGroupDescribe (key 69), version 0 (KIP-848).
+"""ConsumerGroupDescribe (key 69), versions 0-1 (KIP-848; v1 adds each member's ``member_type``,
+KIP-1099: 1, a consumer-protocol member).
 
 Describes consumer (KIP-848) groups: state (Empty, Assigning, Reconciling, Stable), group
 epoch, assignment epoch, assignor, and every member with its epoch, subscription, current
@@ -14,7 +15,7 @@ from mockkafka.handlers._groups import describe_group_of_type
 from mockkafka.handlers.base import RequestContext, Result, handler
 
 
-@handler("ConsumerGroupDescribe", versions=(0, 0))
+@handler("ConsumerGroupDescribe", versions=(0, 1))
 def handle(ctx: RequestContext, request: Message) -> Result:
     with_ops = bool(request.get("include_authorized_operations"))
     return {

@@ -6,8 +6,9 @@ fetchers, and offsets staged with TxnOffsetCommit are committed (or discarded). 
 completion with the same result answers NONE, the other result INVALID_TXN_STATE; a retry
 while markers are still being written answers CONCURRENT_TRANSACTIONS. Other errors:
 NOT_COORDINATOR, INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before
-v2, KIP-588). v5 echoes the producer id and epoch. Not implemented: the transaction.version 2
-(KIP-890 part 2) epoch bump at every EndTxn; authorization.
+v2, KIP-588). v5 under transaction version 2 (KIP-890 part 2) bumps the epoch at every
+EndTxn and answers the producer id and epoch to continue with (see
+``cluster/transactions.py``); before v5 the epoch stays.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         request.get("producer_epoch", -1),
         bool(request.get("committed")),
         broker_id=ctx.broker_id,
+        tv2=ctx.version >= 5,
     )
     if err == ErrorCode.PRODUCER_FENCED:
         err = fenced_error(ctx.version, 2)

@@ -4,9 +4,17 @@ Idempotent producers (no transactional id) get a fresh producer id at epoch 0; a
 that names its current id and epoch (v3+, KIP-360) gets the epoch bumped, so it can reset
 its sequence numbers after an error. Transactional ids are handed to the transaction
 coordinator (``cluster.transactions``).
+
+v6 (KIP-939, unstable in Kafka 4.4) adds two-phase commit: ``enable_2pc`` and
+``keep_prepared_txn`` are refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as a broker
+without ``transaction.two.phase.commit.enable`` does (2PC is not implemented); otherwise v6
+answers as v5 with ``ongoing_txn_producer_id``/``ongoing_txn_producer_epoch`` -1 (no prepared
+transaction is kept).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from mockkafka.cluster.producers import ProducerIdInfo
 from mockkafka.cluster.transactions import fenced_error
@@ -19,8 +27,22 @@ MAX_EPOCH = 32767
 
 @handler("InitProducerId", versions=(0, 6))
 def handle(ctx: RequestContext, request: Message) -> Result:
+    out = _init(ctx, request)
+    if ctx.version >= 6:  # no prepared transaction kept (2PC is not implemented)
+        out["ongoing_txn_producer_id"] = -1
+        out["ongoing_txn_producer_epoch"] = -1
+    return out
+
+
+def _init(ctx: RequestContext, request: Message) -> dict[str, Any]:
     c = ctx.cluster
     txn_id = request.get("transactional_id")
+    if ctx.version >= 6 and (request.get("enable2_pc") or request.get("keep_prepared_txn")):
+        return {
+            "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+            "producer_id": -1,
+            "producer_epoch": -1,
+        }
     if txn_id is not None:
         v3 = ctx.version >= 3  # v3+ names the producer's current id and epoch (KIP-360)
         err, pid, epoch = c.transactions.init(

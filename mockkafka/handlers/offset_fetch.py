@@ -17,6 +17,7 @@ from typing import Any
 
 from mockkafka.cluster.groups import ConsumerGroup
 from mockkafka.cluster.groups_common import Message
+from mockkafka.cluster.streams_groups import StreamsGroup
 from mockkafka.errors import ErrorCode
 from mockkafka.handlers._groups import coordinator_error
 from mockkafka.handlers.base import RequestContext, Result, handler
@@ -40,7 +41,7 @@ def fetch_group(
     c = ctx.cluster
     err = coordinator_error(ctx, group_id)
     g = c.groups.get(group_id)
-    if not err and isinstance(g, ConsumerGroup):
+    if not err and isinstance(g, (ConsumerGroup, StreamsGroup)):
         err = g.validate_offset_fetch(member_id, member_epoch)
     if err:
         return err, [

@@ -84,6 +84,7 @@ def handle(ctx: RequestContext, request: Message) -> Result:
                 p,
                 data,
                 transactional_id=txn_id,
+                tv2=ctx.version >= 12,  # KIP-890 part 2: the partition joins the transaction
                 validated=verdicts.get(id(data), UNCHECKED) if verdicts else UNCHECKED,
             )
             out["error_code"] = res.error

@@ -1,4 +1,5 @@
-"""ShareAcknowledge (key 79), version 0 (KIP-932, as Kafka 4.0 speaks it).
+"""ShareAcknowledge (key 79), versions 0-2 (KIP-932: v0 as Kafka 4.0's early access spoke it,
+v1 the GA version, v2 adds RENEW acknowledgements and ``acquisition_lock_timeout_ms``).
 
 Acknowledges records a member acquired with ShareFetch, without fetching: per partition,
 batches of offsets with one acknowledge type each or one per offset (GAP=0, ACCEPT=1,
@@ -10,7 +11,8 @@ INVALID_REQUEST for a malformed batch. The share session must exist on this brok
 the session and releases what the member still holds here (what a closing share consumer
 sends). Per partition: UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION,
 TOPIC_AUTHORIZATION_FAILED, NOT_LEADER_OR_FOLLOWER with ``current_leader`` and
-``node_endpoints``.
+``node_endpoints``. v2 ``is_renew_ack``: RENEW (type 4) keeps records acquired and restarts
+their lock; RENEW without it is INVALID_REQUEST per partition.
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.protocol.codec import Message
 
 
-@handler("ShareAcknowledge", versions=(0, 0))
+@handler("ShareAcknowledge", versions=(0, 2))
 def handle(ctx: RequestContext, request: Message) -> Result:
+    renew = ctx.version >= 2 and bool(request.get("is_renew_ack"))
     if request.get("share_session_epoch", 0) == INITIAL_SESSION_EPOCH:
         return top_error(
             ErrorCode.INVALID_SHARE_SESSION_EPOCH, "ShareAcknowledge cannot open a session."
@@ -47,7 +50,13 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         for p in t.get("partitions") or []:
             idx = p["partition_index"]
             target, err, msg = acknowledge(
-                ctx, g, member_id, t["topic_id"], idx, p.get("acknowledgement_batches") or []
+                ctx,
+                g,
+                member_id,
+                t["topic_id"],
+                idx,
+                p.get("acknowledgement_batches") or [],
+                renew=renew,
             )
             parts[(t["topic_id"], idx)] = {
                 "partition_index": idx,
@@ -57,4 +66,7 @@ def handle(ctx: RequestContext, request: Message) -> Result:
             }
     if epoch == FINAL_SESSION_EPOCH:
         g.close_session(ctx.broker_id, member_id)
-    return share_response(ctx, parts, leaders)
+    resp = share_response(ctx, parts, leaders)
+    if ctx.version >= 2:
+        resp["acquisition_lock_timeout_ms"] = g.lock_duration_ms
+    return resp

@@ -1,4 +1,4 @@
-"""ShareGroupDescribe (key 77), version 0 (KIP-932).
+"""ShareGroupDescribe (key 77), versions 0-1 (KIP-932; v1 is the GA version, same fields).
 
 Describes share groups: state (Empty, Stable), group epoch, assignment epoch, the assignor
 (``simple``) and every member with its epoch, client id and host, subscribed topics and
@@ -14,7 +14,7 @@ from mockkafka.handlers._groups import describe_group_of_type
 from mockkafka.handlers.base import RequestContext, Result, handler
 
 
-@handler("ShareGroupDescribe", versions=(0, 0))
+@handler("ShareGroupDescribe", versions=(0, 1))
 def handle(ctx: RequestContext, request: Message) -> Result:
     with_ops = bool(request.get("include_authorized_operations"))
     return {

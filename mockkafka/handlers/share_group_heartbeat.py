@@ -1,5 +1,5 @@
-"""ShareGroupHeartbeat (key 76), version 0 (KIP-932, as Kafka 4.0 and its early-access share
-consumer speak it).
+"""ShareGroupHeartbeat (key 76), versions 0-1 (KIP-932: v0 as Kafka 4.0 and its early-access
+share consumer speak it, v1 the GA version of Kafka 4.1+).
 
 A member joins a share group with epoch 0 and its subscribed topic names; the server picks
 its member id, computes the assignment with the ``simple`` assignor (several members may
@@ -12,7 +12,9 @@ and ``share.session.timeout.ms`` override them per group. See ``cluster/share_gr
 Errors: INVALID_REQUEST (missing group id, member id after the join, subscription on join,
 an epoch below -1), UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND (the id
 belongs to a classic or consumer group), GROUP_AUTHORIZATION_FAILED, NOT_COORDINATOR and
-friends, GROUP_MAX_SIZE_REACHED (``group.share.max.size``). Not implemented: rack-aware
+friends, GROUP_MAX_SIZE_REACHED (``group.share.max.size``). v1: the client always sends its
+own member id (INVALID_REQUEST without one, even to join), and subscribing to a topic the
+principal may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED. Not implemented: rack-aware
 assignment.
 """
 
@@ -22,7 +24,7 @@ from mockkafka.cluster.acls import AclOperation
 from mockkafka.cluster.groups_common import Message
 from mockkafka.errors import ErrorCode
 from mockkafka.handlers._groups import client_host, coordinator_error
-from mockkafka.handlers.authz import group_allowed
+from mockkafka.handlers.authz import group_allowed, topic_allowed
 from mockkafka.handlers.base import RequestContext, Result, handler
 
 
@@ -30,7 +32,7 @@ def _error(code: ErrorCode, message: str | None = None) -> Message:
     return {"error_code": code, "error_message": message, "member_epoch": -1}
 
 
-@handler("ShareGroupHeartbeat", versions=(0, 0))
+@handler("ShareGroupHeartbeat", versions=(0, 1))
 def handle(ctx: RequestContext, request: Message) -> Result:
     group_id: str = request.get("group_id") or ""
     epoch: int = request.get("member_epoch", 0)
@@ -41,7 +43,7 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         return _error(err)
     if not group_id:
         return _error(ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
-    if epoch != 0 and not request.get("member_id"):
+    if (epoch != 0 or ctx.version >= 1) and not request.get("member_id"):
         return _error(ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
     if epoch == 0 and not request.get("subscribed_topic_names"):
         return _error(
@@ -49,6 +51,17 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         )
     if epoch < -1:
         return _error(ErrorCode.INVALID_REQUEST, f"MemberEpoch {epoch} is invalid.")
+    if ctx.version >= 1:
+        denied = sorted(
+            t
+            for t in request.get("subscribed_topic_names") or []
+            if not topic_allowed(ctx, AclOperation.DESCRIBE, t)
+        )
+        if denied:
+            return _error(
+                ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                f"Not authorized to describe topics {', '.join(denied)}.",
+            )
     g = ctx.cluster.groups.share_group(group_id, create=epoch == 0)
     if isinstance(g, ErrorCode):
         if ctx.cluster.groups.get(group_id) is None:

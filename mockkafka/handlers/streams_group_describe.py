@@ -1,18 +1,19 @@
 """StreamsGroupDescribe (key 89), versions 0-1 (KIP-1071).
 
-Describes streams groups: state (Empty, NotReady, Assigning, Reconciling, Stable), group and
-assignment epochs, the topology the members run (subtopologies with their source,
-repartition and changelog topics) and every member with its process id, endpoint, client
-tags and active tasks (current and target). v1 adds the assignor name and, with
-``include_topology_description``, the description a member sent with
-StreamsGroupTopologyDescriptionUpdate. GROUP_ID_NOT_FOUND for a group that does not exist or
-is of another type.
+Describes streams groups: state (Empty, NotReady while a source topic is missing,
+Reconciling, Stable), group and assignment epochs, the topology the group runs, and every
+member with its process id, endpoint, client tags and current and target active tasks.
+GROUP_ID_NOT_FOUND for a group that does not exist or is of another type. v1 with
+``include_topology_description``: the description a member sent with
+StreamsGroupTopologyDescriptionUpdate (null, status 0, until one did).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from mockkafka.cluster.groups_common import Message
-from mockkafka.cluster.groups_streams import StreamsGroup
+from mockkafka.cluster.streams_groups import StreamsGroup
 from mockkafka.handlers._groups import describe_group_of_type
 from mockkafka.handlers.base import RequestContext, Result, handler
 
@@ -21,18 +22,14 @@ from mockkafka.handlers.base import RequestContext, Result, handler
 def handle(ctx: RequestContext, request: Message) -> Result:
     with_ops = bool(request.get("include_authorized_operations"))
     with_description = bool(request.get("include_topology_description"))
-    groups = []
+    groups: list[dict[str, Any]] = []
     for gid in request.get("group_ids") or []:
         out = describe_group_of_type(ctx, gid, with_ops, StreamsGroup, "streams")
         g = ctx.cluster.groups.get(gid)
-        if out["error_code"] == 0 and isinstance(g, StreamsGroup):
-            out["topology"] = g.describe()["topology"]
-            if ctx.version >= 1:
-                out["assignor_name"] = "sticky"
-                if with_description and g.topology_description is not None:
-                    out["topology_description"] = g.topology_description
-                    out["topology_description_status"] = 1
-            else:
-                out.pop("assignor_name", None)
+        if out.get("error_code") == 0 and isinstance(g, StreamsGroup):
+            out["topology"] = g.describe_topology()
+            if ctx.version >= 1 and with_description and g.topology_description is not None:
+                out["topology_description"] = g.topology_description
+                out["topology_description_status"] = 1
         groups.append(out)
     return {"groups": groups}

@@ -1,20 +1,20 @@
-"""StreamsGroupHeartbeat (key 88), versions 0-1 (KIP-1071).
+"""StreamsGroupHeartbeat (key 88), versions 0-1 (KIP-1071; v1 adds
+``topology_description_required``, KIP-1331, always false here: no topology description is
+asked for, so clients never send StreamsGroupTopologyDescriptionUpdate).
 
-The streams group protocol: a Kafka Streams member joins with epoch 0, its topology and its
-process id; the broker derives the tasks, creates the internal topics (changelogs and
-repartition topics) and assigns the active tasks, revoking a task from its old owner before
-another member gets it (see ``cluster/groups_streams.py``). Epoch -1 leaves, -2 leaves a
-static member. Status entries tell the member why it has no tasks yet
-(MISSING_SOURCE_TOPICS, INCORRECTLY_PARTITIONED_TOPICS). The heartbeat interval is
-``group.streams.heartbeat.interval.ms`` (default: the fake's consumer-group interval, 500 ms;
-Kafka: 5000), the session timeout ``group.streams.session.timeout.ms`` (45000). The
-``streams.version`` feature must be 1 (the default; UpdateFeatures can turn it off).
+A Kafka Streams member (``group.protocol=streams``) joins with epoch 0 and the application's
+topology; the coordinator creates the missing internal topics (repartition and changelog
+topics), computes the tasks and deals the active tasks over the members, and each member
+reconciles as KIP-848 members do (see ``cluster/streams_groups.py``). Epoch -1 (or -2, a
+static member) leaves.
 
-Errors: INVALID_REQUEST (missing group id or member id, a join without topology),
-UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID, GROUP_ID_NOT_FOUND (the id
-belongs to a non-empty group of another type), UNSUPPORTED_VERSION (streams.version 0).
-Not implemented: standby and warm-up tasks, source topic regexes, copartition checks,
-task offsets (accepted and ignored), rack-aware assignment.
+Errors: GROUP_AUTHORIZATION_FAILED, NOT_COORDINATOR and friends, INVALID_REQUEST (no group
+id, no member id, no topology when joining, an epoch below -2), GROUP_ID_NOT_FOUND (the id
+belongs to a group of another type with members), UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH,
+STREAMS_INVALID_TOPOLOGY_EPOCH; statuses MISSING_SOURCE_TOPICS and SHUTDOWN_APPLICATION. Not
+implemented: standby and warm-up tasks, source topic regexes, static membership
+(``instance_id`` is recorded only), interactive-query endpoint maps
+(``partitions_by_user_endpoint`` is null).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from mockkafka.handlers.base import RequestContext, Result, handler
 
 
 def _error(code: ErrorCode, message: str | None = None) -> Message:
-    return {"error_code": code, "error_message": message}
+    return {"error_code": code, "error_message": message, "member_epoch": -1}
 
 
 @handler("StreamsGroupHeartbeat", versions=(0, 1))
@@ -46,8 +46,6 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         return _error(ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
     if not request.get("member_id"):
         return _error(ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
-    if epoch == -2 and request.get("instance_id") is None:
-        return _error(ErrorCode.INVALID_REQUEST, "InstanceId can't be null.")
     if epoch < -2:
         return _error(ErrorCode.INVALID_REQUEST, f"MemberEpoch {epoch} is invalid.")
     g = ctx.cluster.groups.streams_group(group_id, create=epoch == 0)
@@ -55,7 +53,4 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         if ctx.cluster.groups.get(group_id) is None:
             return _error(ErrorCode.UNKNOWN_MEMBER_ID, f"Group {group_id} has no member.")
         return _error(g, f"Group {group_id} is not a streams group.")
-    resp = g.heartbeat(request, ctx.client_id or "", client_host(ctx))
-    if ctx.version == 0 and "acceptable_recovery_lag" in resp:
-        resp["acceptable_recovery_lag_legacy"] = resp.pop("acceptable_recovery_lag")
-    return resp
+    return g.heartbeat(request, ctx.client_id or "", client_host(ctx))

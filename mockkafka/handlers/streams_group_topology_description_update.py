@@ -10,7 +10,7 @@ GROUP_ID_NOT_FOUND (no such streams group), UNKNOWN_MEMBER_ID, STREAMS_INVALID_T
 from __future__ import annotations
 
 from mockkafka.cluster.groups_common import Message
-from mockkafka.cluster.groups_streams import StreamsGroup
+from mockkafka.cluster.streams_groups import StreamsGroup
 from mockkafka.errors import ErrorCode
 from mockkafka.handlers._groups import coordinator_error
 from mockkafka.handlers.base import RequestContext, Result, handler
@@ -34,7 +34,7 @@ def handle(ctx: RequestContext, request: Message) -> Result:
             "error_message": f"member {request.get('member_id')} is unknown",
         }
     epoch = request.get("topology_epoch", 0)
-    if g.topology is None or epoch != g.topology.epoch:
+    if g.topology_epoch < 0 or epoch != g.topology_epoch:
         return {
             "error_code": ErrorCode.STREAMS_INVALID_TOPOLOGY_EPOCH,
             "error_message": f"topology epoch {epoch} is not the group's",

@@ -1,4 +1,4 @@
-"""TxnOffsetCommit (key 28), versions 0-5.
+"""TxnOffsetCommit (key 28), versions 0-6.
 
 Sent to the GROUP coordinator: stages offsets for the group under the producer's
 transaction; they become the group's committed offsets when the transaction commits and are
@@ -7,7 +7,9 @@ then). The group must have been added with AddOffsetsToTxn (INVALID_TXN_STATE ot
 v3+ carry the consumer's generation, member id and instance id (KIP-447), checked by the
 group coordinator (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID). Other errors:
 NOT_COORDINATOR, INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before
-v3), UNKNOWN_TOPIC_OR_PARTITION per partition. Not implemented: authorization,
+v3), UNKNOWN_TOPIC_OR_PARTITION per partition. v5+ under transaction version 2 (KIP-890 part
+2) adds the group to the transaction itself (no AddOffsetsToTxn needed). v6 (KIP-1319) names topics by id:
+UNKNOWN_TOPIC_ID per partition for an id no topic has. Not implemented:
 OFFSET_METADATA_TOO_LARGE.
 """
 
@@ -21,13 +23,24 @@ from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.protocol.codec import Message
 
 
-@handler("TxnOffsetCommit", versions=(0, 5))
+@handler("TxnOffsetCommit", versions=(0, 6))
 def handle(ctx: RequestContext, request: Message) -> Result:
     v = ctx.version
     offsets: dict[TopicPartition, PendingOffset] = {}
     order: list[tuple[str, list[int]]] = []
+    unknown_ids: list[tuple[Any, list[int]]] = []
+    ids: dict[str, Any] = {}
     for t in request.get("topics") or []:
-        name = t.get("name") or ""
+        if v >= 6:
+            found = ctx.cluster.topics_by_id.get(t.get("topic_id"))
+            if found is None:
+                parts = [p.get("partition_index", 0) for p in t.get("partitions") or []]
+                unknown_ids.append((t.get("topic_id"), parts))
+                continue
+            name = found.name
+            ids[name] = found.topic_id
+        else:
+            name = t.get("name") or ""
         idxs = []
         for p in t.get("partitions") or []:
             idx = p.get("partition_index", 0)
@@ -49,6 +62,7 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         group_instance_id=request.get("group_instance_id") if v >= 3 else None,
         validate_member=v >= 3,
         broker_id=ctx.broker_id,
+        tv2=v >= 5,
     )
     topics: list[dict[str, Any]] = []
     for name, idxs in order:
@@ -58,5 +72,17 @@ def handle(ctx: RequestContext, request: Message) -> Result:
             if err == ErrorCode.PRODUCER_FENCED:
                 err = fenced_error(v, 3)
             parts.append({"partition_index": idx, "error_code": err})
-        topics.append({"name": name, "partitions": parts})
+        if v >= 6:
+            topics.append({"topic_id": ids[name], "partitions": parts})
+        else:
+            topics.append({"name": name, "partitions": parts})
+    for topic_id, idxs in unknown_ids:
+        topics.append(
+            {
+                "topic_id": topic_id,
+                "partitions": [
+                    {"partition_index": i, "error_code": ErrorCode.UNKNOWN_TOPIC_ID} for i in idxs
+                ],
+            }
+        )
     return {"topics": topics}

@@ -14,6 +14,7 @@ from kafka.errors import InvalidUpdateVersionError
 
 import mockkafka
 from mockkafka.errors import ErrorCode
+from tests.robustness._wire import Raw
 
 
 @pytest.fixture
@@ -36,23 +37,29 @@ def _send(admin: KafkaAdminClient, request: Any) -> Any:
     return manager.run(send)
 
 
-def test_update_features_finalizes_share_version_and_refuses_an_unknown_feature(
+def test_share_version_is_finalized_and_turning_it_off_hides_the_share_apis(
     cluster: mockkafka.Cluster,
 ) -> None:
     admin = _admin(cluster)
     try:
         before = admin.describe_features()
-        assert before["share.version"] == {"supported": (0, 1)}  # off: not finalized
-        admin.update_features({"share.version": 1})
-        after = admin.describe_features()
-        assert after["share.version"]["finalized"] == (1, 1)
-        assert after["share.version"]["finalized_epoch"] == 2
+        assert before["share.version"]["finalized"] == (1, 1)  # on, as a new Kafka 4.2+ cluster
         with pytest.raises(InvalidUpdateVersionError):
             admin.update_features({"no.such.feature": 1})
         with pytest.raises(InvalidUpdateVersionError):
             admin.update_features({"share.version": 0})  # a downgrade needs the downgrade type
+        admin.update_features({"share.version": ("SAFE_DOWNGRADE", 0)})
+        after = admin.describe_features()
+        assert "finalized" not in after["share.version"]  # level 0: off, not finalized
+        assert after["share.version"]["supported"] == (0, 1)
     finally:
         admin.close()
+    # Kafka 4.1+ serves share groups only while share.version is 1 or more
+    with Raw(cluster.brokers[0].host, cluster.brokers[0].port) as r:
+        body = r.request(
+            "ApiVersions", 3, {"client_software_name": "t", "client_software_version": "1"}
+        )
+    assert not {76, 77, 78, 79, 90, 91, 92} & {k["api_key"] for k in body["api_keys"]}
 
 
 def test_describe_metadata_quorum_reports_the_controller_as_leader_and_voter(

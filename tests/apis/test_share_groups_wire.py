@@ -60,25 +60,26 @@ def share_fetch(r: Raw, group: str, member_id: str, topic_id: Any, epoch: int, *
     )
 
 
+V0 = dict.fromkeys(SHARE_KEYS, (0, 0))
+
+
 @pytest.mark.parametrize(
     ("options", "served"),
     [
-        ({}, True),
-        ({"kafka_version": "4.0"}, True),
-        ({"kafka_version": "3.9"}, False),
-        ({"kafka_version": "4.1"}, False),  # 4.1+ share consumers need v1
-        ({"config": {"group.share.enable": "false"}}, False),
+        ({}, {76: (0, 1), 77: (0, 1), 78: (0, 2), 79: (0, 2)}),  # 4.0 early access and 4.1+ GA
+        ({"kafka_version": "4.0"}, V0),
+        ({"kafka_version": "3.9"}, {}),
+        ({"kafka_version": "4.1"}, dict.fromkeys(SHARE_KEYS, (1, 1))),  # what 4.1 advertised
+        ({"kafka_version": "4.2"}, {76: (1, 1), 77: (1, 1), 78: (1, 2), 79: (1, 2)}),
+        ({"config": {"group.share.enable": "false"}}, {}),
     ],
 )
-def test_share_apis_are_advertised_at_v0_while_share_groups_are_enabled(
-    options: dict[str, Any], served: bool
+def test_share_apis_are_advertised_while_share_groups_are_enabled(
+    options: dict[str, Any], served: dict[int, tuple[int, int]]
 ) -> None:
     with mockkafka.Cluster(**options) as cluster:
         keys = advertised(cluster)
-    if served:
-        assert {k: keys[k] for k in SHARE_KEYS} == dict.fromkeys(SHARE_KEYS, (0, 0))
-    else:
-        assert not SHARE_KEYS & set(keys)
+    assert {k: keys[k] for k in SHARE_KEYS if k in keys} == served
 
 
 def test_fault_rules_target_share_apis_by_group_topic_and_partition() -> None:

@@ -260,3 +260,5 @@ def test_consumer_group_describe_and_list(h: Harness) -> None:
     ]
     classic = h.sync_call("DescribeGroups", 5, {"groups": [G]}, broker=h.coordinator(G))
     assert classic["groups"][0]["group_state"] == "Dead"
+    v1 = h.sync_call("ConsumerGroupDescribe", 1, {"group_ids": [G]}, broker=h.coordinator(G))
+    assert [m["member_type"] for m in v1["groups"][0]["members"]] == [1]  # KIP-1099: consumer

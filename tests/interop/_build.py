@@ -26,9 +26,9 @@ GO_SRC = Path(__file__).resolve().parent / "go"
 
 #: kafka-clients versions of the Java tier: the newest 4.x and the newest 3.x.
 KAFKA_CLIENTS_VERSIONS = ("4.4.0", "3.9.2")
-#: The kafka-clients release whose KafkaShareConsumer (early access) speaks the v0 share
-#: APIs mockkafka serves; 4.1+ share consumers need v1.
-KAFKA_CLIENTS_SHARE_VERSION = "4.0.2"
+#: The kafka-clients releases whose KafkaShareConsumer the share tier runs: 4.4.0 (KIP-932 GA,
+#: ShareFetch v2) and 4.0.2 (early access, the v0 share APIs).
+KAFKA_CLIENTS_SHARE_VERSIONS = ("4.4.0", "4.0.2")
 #: An older client for what changed under it: 3.4.1 is the one Spark 3.5 ships, and it
 #: predates KAFKA-17011 (it fails on a supported feature whose range starts at 0).
 KAFKA_CLIENTS_OLD = "3.4.1"
@@ -130,8 +130,14 @@ def build_java(version: str) -> Program:
 
 def build_java_share(version: str) -> Program:
     """``java/src`` plus ``java/share-src`` (KIP-932 share consumers, kafka-clients 4.0.x
-    only), run as ``ShareInterop``; skips as :func:`build_java` does."""
+    and 4.1+), run as ``ShareInterop``; skips as :func:`build_java` does."""
     return _build_java(version, ("src", "share-src"), "ShareInterop")
+
+
+def build_java_share_admin(version: str) -> Program:
+    """``java/src`` plus ``java/share-admin-src`` (the Admin client's share-group offset
+    calls, kafka-clients 4.1+ only), run as ``ShareAdmin``; skips as :func:`build_java`."""
+    return _build_java(version, ("src", "share-admin-src"), "ShareAdmin")
 
 
 def build_java_wire(version: str) -> Program:
@@ -140,15 +146,14 @@ def build_java_wire(version: str) -> Program:
     return _build_java(version, ("wire-src",), "WireCheck")
 
 
-def build_java_streams(version: str = "4.4.0") -> Program:
-    """``java/streams-src`` (a Kafka Streams word count, ``group.protocol=streams``) against
-    kafka-streams ``version`` (``java/streams-pom.xml``), run as ``StreamsInterop``; skips as
-    :func:`build_java` does."""
-    return _build_java(version, ("streams-src",), "StreamsInterop", pom="streams-pom.xml")
+def build_java_streams(version: str) -> Program:
+    """``java/streams/src`` (a Kafka Streams word count) against kafka-streams ``version``,
+    resolved with ``java/streams/pom.xml``, run as ``WordCount``; skips as :func:`build_java`."""
+    return _build_java(version, ("streams/src",), "WordCount", pom_dir=JAVA_SRC / "streams")
 
 
 def _build_java(
-    version: str, source_dirs: Sequence[str], main: str, *, pom: str = "pom.xml"
+    version: str, source_dirs: Sequence[str], main: str, *, pom_dir: Path = JAVA_SRC
 ) -> Program:
     for tool in ("java", "javac", "mvn"):
         if shutil.which(tool) is None:
@@ -156,18 +161,18 @@ def _build_java(
                 f"java tier: `{tool}` is not installed (apt-get install openjdk-17-jdk maven)"
             )
     sources = sorted(p for d in source_dirs for p in (JAVA_SRC / d).glob("*.java"))
-    digest = _digest([*sources, JAVA_SRC / pom], version, *source_dirs)
+    digest = _digest([*sources, pom_dir / "pom.xml"], version, *source_dirs)
     out = CACHE / "java" / f"{version}-{digest}"
     if not (out / "classes" / f"{main}.class").is_file():
         # Built in a private directory, then renamed: xdist workers may build at once.
         tmp = out.with_name(f"{out.name}.tmp{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        step = ["-f", pom, "dependency:build-classpath", f"-Dkafka.version={version}"]
+        step = ["dependency:build-classpath", f"-Dkafka.version={version}"]
         step.append(f"-Dmdep.outputFile={tmp / 'classpath.txt'}")
-        problem = _run(["mvn", "-B", "-q", "-o", *step], JAVA_SRC, "mvn (offline)")
+        problem = _run(["mvn", "-B", "-q", "-o", *step], pom_dir, "mvn (offline)")
         if problem and not OFFLINE:
-            problem = _run(["mvn", "-B", "-q", *step], JAVA_SRC, "mvn")
+            problem = _run(["mvn", "-B", "-q", *step], pom_dir, "mvn")
         if problem:
             pytest.skip(f"java tier: kafka-clients {version} cannot be resolved: {problem}")
         cp = (tmp / "classpath.txt").read_text().strip()

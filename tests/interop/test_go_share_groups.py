@@ -1,6 +1,6 @@
 """KIP-932 share groups with franz-go's share consumer (kgo ``ShareGroup``) and
-``kadm.DescribeShareGroups``: franz-go negotiates the share APIs down to the v0 that mockkafka
-serves. ``go/share.go`` runs two share consumers of one group with explicit
+``kadm.DescribeShareGroups``: franz-go speaks the GA share APIs (ShareGroupHeartbeat v1,
+ShareFetch/ShareAcknowledge v2) as against Kafka 4.2+. ``go/share.go`` runs two share consumers of one group with explicit
 acknowledgement (the same scenario as the Java tier). Skips without Go or the modules."""
 
 from __future__ import annotations
@@ -28,3 +28,8 @@ def test_two_franz_go_share_consumers_split_records_release_and_reject(
     result = run_share_consumers(go, cluster, topic, group, 40, prefix=("kgo-share",))
     assert len(result["seen"]) == 2, f"both consumers should receive records: {result['seen']}"
     assert cluster.traffic.requests("ShareAcknowledge", client_id="share-*")
+    versions = {
+        api: max(e.version for e in cluster.traffic.requests(api, client_id="share-*"))
+        for api in ("ShareGroupHeartbeat", "ShareFetch")
+    }
+    assert versions == {"ShareGroupHeartbeat": 1, "ShareFetch": 2}

@@ -54,6 +54,15 @@ def test_idempotent_producer_with_five_in_flight_survives_errors_and_lost_acks(
     held = values(cluster, topic)
     assert sorted(held, key=lambda v: int(v[1:])) == [f"v{i}" for i in range(400)]
     assert held == [f"v{i}" for i in range(400)]  # in order despite 5 requests in flight
+    if "4.4.0" in java.name:  # KIP-1242: reconnecting, the client names the cluster and node
+        named = {
+            (e.request["cluster_id"], e.request["node_id"], e.broker_id)
+            for e in cluster.traffic.requests("ApiVersions", version=5)
+            if e.request.get("cluster_id") is not None
+        }
+        assert named and all(n == b for _c, n, b in named)
+        assert len({c for c, _n, _b in named}) == 1
+        assert not cluster.traffic.requests("ApiVersions", with_error="REBOOTSTRAP_REQUIRED")
 
 
 def test_consume_transform_produce_in_transactions(
@@ -72,6 +81,16 @@ def test_consume_transform_produce_in_transactions(
     )
     offsets = cluster.committed_offsets(group)
     assert offsets[(src, 0)] + offsets[(src, 1)] == 60
+    if "4.4.0" in java.name:
+        # transaction version 2 (KIP-890 part 2): Produce and TxnOffsetCommit add partitions
+        # and groups themselves, and every EndTxn bumps the epoch the markers carry
+        assert not cluster.traffic.requests(["AddPartitionsToTxn", "AddOffsetsToTxn"])
+        assert {e.version for e in cluster.traffic.requests("EndTxn")} == {5}
+        assert {e.version for e in cluster.traffic.requests("TxnOffsetCommit")} == {6}
+        epochs = [t.producer_epoch for t in cluster.transaction(txn).history]
+        assert epochs == sorted(set(epochs)) and len(epochs) >= 2
+    else:  # kafka-clients 3.x: the v1 flow on the same cluster
+        assert cluster.traffic.requests("AddPartitionsToTxn")
     # A read_committed reader sees neither the aborted record nor uncommitted data.
     seen = java.run("consume", cluster.bootstrap_servers, dst, "60", "read_committed")["seen"]
     assert sorted(seen) == sorted(f"M{i}" for i in range(60))

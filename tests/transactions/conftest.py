@@ -71,6 +71,7 @@ class Harness:
         values: list[bytes],
         *,
         tid: str | None = None,
+        version: int = 9,
     ) -> int:
         data = encode_batch(
             [(None, v) for v in values],
@@ -86,7 +87,7 @@ class Harness:
             "timeout_ms": 1000,
             "topic_data": [{"name": topic, "partition_data": [{"index": idx, "records": data}]}],
         }
-        r = self.send("Produce", 9, body, broker=p.leader)
+        r = self.send("Produce", version, body, broker=p.leader)
         code: int = r["responses"][0]["partition_responses"][0]["error_code"]
         return code
 

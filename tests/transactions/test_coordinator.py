@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -436,3 +437,29 @@ def test_describe_producers_and_admin_abort_of_a_hanging_transaction(h: Harness)
     p = h.state.partition("a", 1)
     assert p.last_stable_offset == p.high_watermark == 3
     assert p.log.aborted_txns == [(pid, 0, 2)]
+
+
+def test_txn_offset_commit_v6_names_topics_by_id(h: Harness, groups: _Groups) -> None:
+    pid, epoch = _begin(h, "t1", {"a": [0]})
+    assert _add_offsets(h, "t1", pid, epoch, "g1") == 0
+    known = h.state.topics["b"].topic_id
+    unknown = uuid.UUID(int=12345)
+    part = {"partition_index": 0, "committed_offset": 9, "committed_metadata": None}
+    body = {
+        "transactional_id": "t1",
+        "group_id": "g1",
+        "producer_id": pid,
+        "producer_epoch": epoch,
+        "topics": [
+            {"topic_id": known, "partitions": [part]},
+            {"topic_id": unknown, "partitions": [part]},
+        ],
+    }
+    r = h.send("TxnOffsetCommit", 6, body, broker=h.group_coordinator("g1"))
+    assert [(t["topic_id"], [p["error_code"] for p in t["partitions"]]) for t in r["topics"]] == [
+        (known, [0]),
+        (unknown, [ErrorCode.UNKNOWN_TOPIC_ID]),
+    ]
+    assert h.state.transactions.has_pending_offsets("g1", "b", 0)
+    assert h.end("t1", pid, epoch, True) == 0
+    assert groups.stored == [("g1", "b", 0, 9, -1, None)]

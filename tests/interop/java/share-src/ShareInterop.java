@@ -1,6 +1,5 @@
-// Java kafka-clients 4.0.x share consumers (KIP-932 early access, ShareFetch v0) driven by
-// tests/interop/test_java_share_groups.py against mockkafka. Compiled only against 4.0.x:
-// 4.1+ share consumers speak the v1 share APIs, which mockkafka does not serve.
+// Java kafka-clients share consumers driven by tests/interop/test_java_share_groups.py against
+// mockkafka: 4.0.x (KIP-932 early access, the v0 share APIs) and 4.4.0 (GA, ShareFetch v2).
 // Prints one JSON object on its last stdout line and exits 0, or prints the exception and
 // exits 1. Every loop is bounded by a deadline.
 
@@ -26,6 +25,7 @@ public final class ShareInterop {
     Properties p = Interop.base(boot);
     p.put("client.id", name);
     p.put("group.id", group);
+    p.put("share.acknowledgement.mode", "explicit");  // 4.1+ (4.0.x: explicit on first use)
     p.put("key.deserializer", StringDeserializer.class.getName());
     p.put("value.deserializer", StringDeserializer.class.getName());
     return new KafkaShareConsumer<>(p);
