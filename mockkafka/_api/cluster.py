@@ -37,6 +37,18 @@ from mockkafka.views import BrokerView, GroupView, ShareGroupView, TransactionVi
 T = TypeVar("T")
 
 
+def report_unfired(unfired: list[Rule], *, strict: bool) -> None:
+    """Rules that never fired: UnfiredRulesError when ``strict``, else an UnfiredRuleWarning
+    pointing at the caller's caller (the ``with`` block that ended)."""
+    if not unfired:
+        return
+    lines = "\n".join(f"  {r}" for r in unfired)
+    message = f"{len(unfired)} fault rule(s) never fired:\n{lines}"
+    if strict:
+        raise UnfiredRulesError(message)
+    warnings.warn(message, UnfiredRuleWarning, stacklevel=4)
+
+
 class _ClusterBase(ClusterVerbs):
     """What the sync and trio clusters share. See :class:`Cluster`."""
 
@@ -176,14 +188,7 @@ class _ClusterBase(ClusterVerbs):
     def check_rules(self) -> None:
         """Report rules that never fired: UnfiredRulesError when ``strict_faults`` is on, an
         UnfiredRuleWarning otherwise. Called when the cluster's ``with`` block ends."""
-        unfired = self.unfired_rules()
-        if not unfired:
-            return
-        lines = "\n".join(f"  {r}" for r in unfired)
-        message = f"{len(unfired)} fault rule(s) never fired:\n{lines}"
-        if self.strict_faults:
-            raise UnfiredRulesError(message)
-        warnings.warn(message, UnfiredRuleWarning, stacklevel=3)
+        report_unfired(self.unfired_rules(), strict=self.strict_faults)
 
     # -- errors inside the broker --------------------------------------------------------------
 

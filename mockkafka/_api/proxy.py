@@ -17,13 +17,12 @@ available here.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any, cast
 
-from mockkafka.errors import ConfigError, UnfiredRulesError, UnfiredRuleWarning
+from mockkafka.errors import ConfigError
 from mockkafka.faults.engine import Faults, Rule
 from mockkafka.server.proxy import ProxyServer
 from mockkafka.server.runner import ThreadedRunner
@@ -80,14 +79,9 @@ class _ProxyBase:
     def check_rules(self) -> None:
         """Report rules that never fired: UnfiredRulesError with ``strict_faults``, an
         UnfiredRuleWarning otherwise, as a Cluster does."""
-        unfired = self.unfired_rules()
-        if not unfired:
-            return
-        lines = "\n".join(f"  {r}" for r in unfired)
-        message = f"{len(unfired)} fault rule(s) never fired:\n{lines}"
-        if self.strict_faults:
-            raise UnfiredRulesError(message)
-        warnings.warn(message, UnfiredRuleWarning, stacklevel=3)
+        from mockkafka._api.cluster import report_unfired
+
+        report_unfired(self.unfired_rules(), strict=self.strict_faults)
 
 
 class Proxy(_ProxyBase):

@@ -56,21 +56,10 @@ from mockkafka.handlers._errors import build_error_response
 from mockkafka.protocol.apis import API_BY_KEY, Api, response_header_version
 from mockkafka.protocol.codec import codec
 from mockkafka.protocol.framing import ClientConnection, parse_request_header
+from mockkafka.server.faults import STATE_CHANGING  # partitions a rule claims stay back
 from mockkafka.server.traffic import Exchange, TrafficLog
 from mockkafka.server.waits import StateSignal
 
-#: APIs whose partition-level errors must keep the claimed partitions from reaching Kafka.
-STATE_CHANGING = frozenset(
-    {
-        "Produce",
-        "OffsetCommit",
-        "TxnOffsetCommit",
-        "DeleteRecords",
-        "AddPartitionsToTxn",
-        "WriteTxnMarkers",
-        "OffsetDelete",
-    }
-)
 MAX_FRAME = 128 * 1024 * 1024
 #: What ``_request`` returns for a request a rule never answers.
 STALL = b"\x00stall"
