@@ -12,6 +12,7 @@ second one, with no locking. After each verb the loop notifies the cluster's
 from __future__ import annotations
 
 import threading
+import uuid
 import warnings
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -52,6 +53,12 @@ class _ClusterBase(ClusterVerbs):
         self.strict_faults = strict_faults
         self._faults = Faults(engine_of(self._state), self._call, waits, self._state)
         server.traffic.waits = waits
+
+        def topic_name(tid: uuid.UUID) -> str | None:
+            t = server.state.topics_by_id.get(tid)  # a dict read: safe from any thread
+            return None if t is None else t.name
+
+        server.traffic.topic_name = topic_name
 
     def _run(self, fn: Callable[[], T]) -> T:  # pragma: no cover - provided by the flavour
         raise NotImplementedError
