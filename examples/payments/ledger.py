@@ -53,9 +53,11 @@ def book(
     topic: str = TOPIC,
     group: str = GROUP,
     timeout: float = 30.0,
+    work_s: float = 0.01,
 ) -> int:
-    """Consume with group ``ledger``, committing after each small batch, until ``until``
-    distinct payments were booked or ``timeout`` seconds passed; returns how many."""
+    """Consume with group ``ledger``, booking each small batch (``work_s`` seconds of work)
+    and committing it, until ``until`` distinct payments were booked or ``timeout`` seconds
+    passed; returns how many."""
     c = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -79,6 +81,8 @@ def book(
                 if m.error() is None:
                     booked.add((m.partition(), m.offset()))
                     uncommitted = True
+            if msgs:
+                time.sleep(work_s)  # booking the batch
             if uncommitted:
                 try:
                     c.commit(asynchronous=False)
