@@ -1,6 +1,6 @@
 """Test PySpark pipelines that use Spark's own Kafka connector against a mockkafka cluster.
 
-Install with ``pip install 'mockkafka[spark]'``; you also need Java (17 or 21) and Maven (``mvn``)
+Install with ``pip install '.[spark]'`` in the clone; you also need Java (17 or 21) and Maven (``mvn``)
 once, to fetch the connector ``org.apache.spark:spark-sql-kafka-0-10_<scala>:<spark version>``
 and its dependencies into ``~/.m2``. After that first run everything works offline.
 
@@ -94,7 +94,7 @@ def _pyspark() -> tuple[str, Path]:
         import pyspark
     except ImportError:
         raise SparkUnavailable(
-            "pyspark is not installed: pip install 'mockkafka[spark]' "
+            "pyspark is not installed: pip install pyspark (the [spark] extra: pip install '.[spark]' in a clone) "
             f"(pyspark {SUGGESTED_VERSION} is the newest that has a Kafka connector on Maven Central)"
         ) from None
     jars = Path(pyspark.__file__).parent / "jars"

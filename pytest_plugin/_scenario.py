@@ -66,6 +66,27 @@ def scenario_of(item: pytest.Item) -> Scenario | None:
     return None
 
 
+#: The marks mockkafka registers (a near miss is reported: pytest only warns about it).
+MARKS = ("kafka_cluster", MARKER)
+
+
+def check_mark_names(item: pytest.Item) -> None:
+    """A misspelt mockkafka mark (``kafka_clsuter``) is a usage error naming the mark it
+    meant: pytest would only warn, and the test would run on a default cluster."""
+    __tracebackhide__ = True
+    import difflib
+
+    for mark in item.iter_markers():
+        if mark.name in MARKS:
+            continue
+        close = difflib.get_close_matches(mark.name, MARKS, n=1, cutoff=0.8)
+        if close:
+            _usage_error(
+                f"@pytest.mark.{mark.name} is not a mockkafka mark (did you mean "
+                f"{close[0]}?); mockkafka's marks are {', '.join(MARKS)}"
+            )
+
+
 def check_fixture(item: pytest.Item) -> None:
     __tracebackhide__ = True
     if item.get_closest_marker(MARKER) is not None and "kafka_cluster" not in getattr(

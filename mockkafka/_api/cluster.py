@@ -11,6 +11,8 @@ second one, with no locking. After each verb the loop notifies the cluster's
 
 from __future__ import annotations
 
+import difflib
+import fnmatch
 import threading
 import uuid
 import warnings
@@ -21,7 +23,7 @@ from typing import Any, TypeVar
 
 import trio
 
-from mockkafka._api.options import check_endpoint, make_config
+from mockkafka._api.options import TopicArgs, check_endpoint, make_config, parse_topics
 from mockkafka._api.verbs import ClusterVerbs
 from mockkafka.cluster.state import ClusterState
 from mockkafka.cluster.violations import Violation, violations
@@ -179,13 +181,34 @@ class _ClusterBase(ClusterVerbs):
         ``strict_faults=True``)."""
         return [r for r in self._faults.rules() if r.fired == 0]
 
+    def why_unfired(self, rule: Rule) -> str:
+        """Why ``rule`` could not fire, when the cluster can tell: it names a topic that does
+        not exist (`` -- topic 'paymnets' does not exist (did you mean payments?); topics:
+        payments``). Empty otherwise. Appended to the teardown report of unfired rules."""
+        topic = rule.match.topic
+        if topic is None:
+            return ""
+        try:
+            names = sorted(self._state.topics)  # a snapshot of the keys; the loop may run
+        except RuntimeError:  # changed while read: report without the hint
+            return ""
+        if any(fnmatch.fnmatchcase(n, topic) for n in names):
+            return ""
+        close = difflib.get_close_matches(topic, names, n=2)
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        return (
+            f" -- it names topic {topic!r}, which does not exist{hint}; "
+            f"topics: {', '.join(n for n in names if not n.startswith('__')) or 'none'}"
+        )
+
     def check_rules(self) -> None:
         """Report rules that never fired: UnfiredRulesError when ``strict_faults`` is on, an
-        UnfiredRuleWarning otherwise. Called when the cluster's ``with`` block ends."""
+        UnfiredRuleWarning otherwise (naming a topic that never existed, with a
+        did-you-mean). Called when the cluster's ``with`` block ends."""
         unfired = self.unfired_rules()
         if not unfired:
             return
-        lines = "\n".join(f"  {r}" for r in unfired)
+        lines = "\n".join(f"  {r}{self.why_unfired(r)}" for r in unfired)
         message = f"{len(unfired)} fault rule(s) never fired:\n{lines}"
         if self.strict_faults:
             raise UnfiredRulesError(message)
@@ -240,6 +263,10 @@ class Cluster(_ClusterBase):
             cluster.create_topic("orders", partitions=6, replication_factor=3)
             producer = Producer({"bootstrap.servers": cluster.bootstrap_servers})
 
+    ``topics`` creates topics when the cluster starts, in the forms the pytest markers take:
+    ``["orders", "audit"]``, ``{"orders": 6}`` or
+    ``{"orders": {"partitions": 6, "replication_factor": 3, "config": {...}}}``.
+
     Options are :class:`~mockkafka.ClusterConfig` fields (``auto_create_topics``,
     ``group_initial_rebalance_delay_ms``, ``first_node_id``, ``kafka_version``, ...); an
     unknown name or a wrong type raises ConfigError. ``config={"num.partitions": 3, ...}``
@@ -261,10 +288,12 @@ class Cluster(_ClusterBase):
         host: str = "127.0.0.1",
         record_traffic: bool = True,
         strict_faults: bool = False,
+        topics: Any = None,
         **options: Any,
     ) -> None:
         config = make_config(brokers, options)
         ports = check_endpoint(config, port, host, record_traffic, strict_faults)
+        self._topics = parse_topics(topics) if topics is not None else {}
         server = ClusterServer(
             ClusterState(config),
             host=host,
@@ -282,8 +311,15 @@ class Cluster(_ClusterBase):
         return self._runner.call(fn)
 
     def start(self) -> Cluster:
-        """Start serving; returns once every broker listens."""
+        """Start serving; returns once every broker listens and the ``topics`` exist.
+        A broker that cannot listen (a fixed ``port`` in use) raises
+        :class:`~mockkafka.ListenError`, an OSError naming the broker and port."""
         self._runner.start()
+        try:
+            _create_topics(self, self._topics)
+        except BaseException:
+            self._runner.stop()
+            raise
         return self
 
     def stop(self) -> None:
@@ -573,6 +609,7 @@ async def open_cluster(
     host: str = "127.0.0.1",
     record_traffic: bool = True,
     strict_faults: bool = False,
+    topics: Any = None,
     **options: Any,
 ) -> AsyncIterator[AsyncCluster]:
     """``async with open_cluster(brokers=3) as cluster:`` -- a cluster on this trio loop.
@@ -582,6 +619,7 @@ async def open_cluster(
     """
     config = make_config(brokers, options)
     ports = check_endpoint(config, port, host, record_traffic, strict_faults)
+    wanted = parse_topics(topics) if topics is not None else {}
     server = ClusterServer(
         ClusterState(config), host=host, ports=ports, traffic=TrafficLog(enabled=record_traffic)
     )
@@ -589,8 +627,20 @@ async def open_cluster(
     async with trio.open_nursery() as nursery:
         await nursery.start(server.run)
         try:
+            _create_topics(cluster, wanted)
             yield cluster
         finally:
             nursery.cancel_scope.cancel()
     cluster.raise_broker_errors()
     cluster.check_rules()
+
+
+def _create_topics(cluster: Any, topics: dict[str, TopicArgs]) -> None:
+    """The ``topics=`` of a cluster, created as the pytest fixtures create theirs."""
+    for name, (partitions, replication_factor, config) in topics.items():
+        cluster.create_topic(
+            name,
+            partitions=partitions,
+            replication_factor=replication_factor,
+            config=config or None,
+        )
