@@ -27,7 +27,14 @@ from mockkafka._api.options import TopicArgs, check_endpoint, make_config, parse
 from mockkafka._api.verbs import ClusterVerbs
 from mockkafka.cluster.state import ClusterState
 from mockkafka.cluster.violations import Violation, violations
-from mockkafka.errors import BrokerError, MockKafkaError, UnfiredRulesError, UnfiredRuleWarning
+from mockkafka.errors import (
+    BrokerError,
+    ListenError,
+    MockKafkaError,
+    UnfiredRulesError,
+    UnfiredRuleWarning,
+    leaf_exception,
+)
 from mockkafka.faults.engine import Faults, Rule, engine_of
 from mockkafka.protocol import records as rec
 from mockkafka.server.runner import ThreadedRunner, call_on_loop
@@ -624,13 +631,22 @@ async def open_cluster(
         ClusterState(config), host=host, ports=ports, traffic=TrafficLog(enabled=record_traffic)
     )
     cluster = AsyncCluster(server, strict_faults=strict_faults)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(server.run)
-        try:
-            _create_topics(cluster, wanted)
-            yield cluster
-        finally:
-            nursery.cancel_scope.cancel()
+    listening = False
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(server.run)
+            listening = True
+            try:
+                _create_topics(cluster, wanted)
+                yield cluster
+            finally:
+                nursery.cancel_scope.cancel()
+    except BaseException as exc:
+        leaf = leaf_exception(exc)
+        if listening or not isinstance(leaf, OSError) or isinstance(leaf, ListenError):
+            raise
+        # a broker could not listen: one line, as Cluster.start() says it
+        raise ListenError(leaf.errno, leaf.strerror or str(leaf)) from None
     cluster.raise_broker_errors()
     cluster.check_rules()
 

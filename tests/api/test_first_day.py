@@ -32,7 +32,30 @@ def test_a_port_in_use_is_a_one_line_oserror_naming_broker_and_port() -> None:
     assert exc.value.__cause__ is None and exc.value.__suppress_context__
 
 
+def test_open_cluster_on_a_port_in_use_says_the_same_in_one_line() -> None:
+    import trio
+
+    async def main(port: int) -> None:
+        async with mockkafka.open_cluster(port=port, topics=["never"]):
+            raise AssertionError("the cluster cannot have started")
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(mockkafka.ListenError, match=f"cannot listen on 127.0.0.1:{port}"):
+            trio.run(main, port)
+
+
+async def _topics_of_an_async_cluster() -> list[str]:
+    async with mockkafka.open_cluster(topics={"payments": 3}) as cluster:
+        return cluster.topics()
+
+
 def test_cluster_takes_topics_as_the_marker_does() -> None:
+    import trio
+
+    assert trio.run(_topics_of_an_async_cluster) == ["payments"]
     with mockkafka.Cluster(
         brokers=3,
         topics={"payments": {"partitions": 6, "replication_factor": 3}, "audit": 2, "dlq": None},
