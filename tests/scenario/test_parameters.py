@@ -197,6 +197,8 @@ def test_consumed_and_commits_triggers_count_what_the_consumer_did() -> None:
         # the consumer fetched by topic id (Fetch v13+): positions are still by name
         positions = cluster.traffic.fetch_positions("orders")
         assert sum(positions.values()) >= 40 and {t for t, _ in positions} == {"orders"}
+        assert max(e.version for e in cluster.traffic.requests("Fetch")) >= 13  # by topic id
+        assert cluster.traffic.count("Fetch", topic="orders") > 0  # and filtered by name
         run.check()
 
 
