@@ -23,6 +23,7 @@ import typing as _typing
 
 if _typing.TYPE_CHECKING:
     from mockkafka._api.cluster import AsyncCluster, Cluster, open_cluster
+    from mockkafka._api.proxy import AsyncProxy, Proxy, open_proxy
     from mockkafka.cluster.config import ClusterConfig
     from mockkafka.cluster.transactions import CompletedTransaction
     from mockkafka.errors import (
@@ -76,6 +77,9 @@ _EXPORTS: dict[str, str] = {
     "PartitionView": "mockkafka.views",
     "ProtocolError": "mockkafka.errors",
     "ProtocolViolationWarning": "mockkafka.errors",
+    "Proxy": "mockkafka._api.proxy",
+    "AsyncProxy": "mockkafka._api.proxy",
+    "open_proxy": "mockkafka._api.proxy",
     "Record": "mockkafka.protocol.records",
     "Rule": "mockkafka.faults",
     "Scenario": "mockkafka.scenario.model",
@@ -95,6 +99,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "AclView",
     "AsyncCluster",
+    "AsyncProxy",
     "BrokerError",
     "BrokerView",
     "Cluster",
@@ -112,6 +117,7 @@ __all__ = [
     "PartitionView",
     "ProtocolError",
     "ProtocolViolationWarning",
+    "Proxy",
     "Record",
     "Rule",
     "Scenario",
@@ -126,6 +132,7 @@ __all__ = [
     "WaitTimeout",
     "error_code",
     "open_cluster",
+    "open_proxy",
 ]
 
 __version__ = "0.1.0"

@@ -62,8 +62,10 @@ _FLAG_NOTES = {
     "first_node_id": "node id of the first broker (0 for suites written for broker 0)",
     "kafka_version": "advertise the API versions and report the configs of this Kafka release "
     "(0.8.0 ... 4.x)",
+    "traffic_limit": "most memory the traffic log holds (GET /traffic), e.g. 16MiB; the "
+    "oldest exchanges go first",
 }
-_UNSET_DEFAULTS = {"kafka_version": "every version mockkafka serves"}
+_UNSET_DEFAULTS = {"kafka_version": "every version mockkafka serves", "traffic_limit": "64MiB"}
 
 
 class UsageProblem(Exception):
@@ -220,7 +222,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--control-port",
         type=_port,
         default=0,
-        help="port of the HTTP control endpoint on 127.0.0.1 (default: a free port)",
+        help="port of the HTTP control endpoint (default: a free port)",
+    )
+    s.add_argument(
+        "--control-host",
+        default="127.0.0.1",
+        metavar="ADDRESS",
+        help="address of the HTTP control endpoint (default: 127.0.0.1); an address that is "
+        "not loopback gets a bearer token, printed on the control= line",
+    )
+    s.add_argument(
+        "--control-token",
+        metavar="TOKEN",
+        help="every control request must carry 'Authorization: Bearer TOKEN'",
     )
     s.add_argument(
         "--port",
@@ -268,7 +282,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--log", action="store_true", help="print one line per request/response on stderr"
     )
+    s.add_argument(
+        "--no-traffic",
+        action="store_true",
+        help="keep no traffic log (GET /traffic answers 409; --traffic-jsonl and --log still "
+        "write every exchange)",
+    )
     _add_config_flags(s)
+    px = sub.add_parser(
+        "proxy",
+        help="relay to a real Kafka cluster with fault rules and a traffic log, printing "
+        "bootstrap.servers= when ready",
+    )
+    px.add_argument("--upstream", required=True, metavar="HOST:PORT[,...]")
+    px.add_argument("--host", default="127.0.0.1", help="where the listeners bind")
     a = sub.add_parser("apis", help="list the API keys and versions the broker serves")
     a.add_argument("--kafka-version", metavar="RELEASE", help="as that Kafka release would")
     ls = sub.add_parser("scenarios", help="list the library scenarios with one-line descriptions")
@@ -302,12 +329,12 @@ def _config_flags(args: argparse.Namespace) -> dict[str, Any]:
 
 def cluster_options(args: argparse.Namespace, scenario: Scenario | None = None) -> dict[str, Any]:
     """Keyword arguments of ``open_cluster`` for the parsed flags (and the scenario's cluster
-    options, which take precedence over the flags' defaults). Traffic is always recorded: the
-    control endpoint and scenario triggers read it."""
+    options, which take precedence over the flags' defaults). Traffic is recorded unless
+    ``--no-traffic``: the control endpoint and scenario triggers read it."""
     return {
         "brokers": args.brokers,
         "port": args.port,
-        "record_traffic": True,
+        "record_traffic": not getattr(args, "no_traffic", False),
         **_config_flags(args),
         **(dict(scenario.cluster.options) if scenario is not None else {}),
     }
@@ -320,6 +347,14 @@ def check_args(args: argparse.Namespace) -> None:
             f"--port {args.port} with --brokers {args.brokers}: broker {args.brokers} would "
             f"listen on {args.port + args.brokers - 1}, above 65535"
         )
+    if getattr(args, "no_traffic", False) and args.scenario is not None:
+        raise UsageProblem(
+            "--no-traffic with --scenario: a scenario's request triggers and expectations "
+            "read the traffic log; bound it with --traffic-limit instead"
+        )
+    token = getattr(args, "control_token", None)
+    if token is not None and (not token or any(c.isspace() for c in token)):
+        raise UsageProblem("--control-token must be a non-empty string without spaces")
     seen: set[str] = set()
     for t in args.topic:
         if t.name in seen:
@@ -396,15 +431,21 @@ async def serve(
             cluster.traffic.on_completed.append(writer)
         _create_topics(cluster, args.topic)
         async with trio.open_nursery() as nursery:
-            control = ControlServer(cluster, nursery)
+            control = ControlServer(
+                cluster, nursery, host=args.control_host, token=args.control_token
+            )
             control_port = await nursery.start(control.serve, args.control_port)
+            host = args.control_host
+            url = f"http://{f'[{host}]' if ':' in host else host}:{control_port}"
+            if control.generated_token:
+                url += f" token={control.token}"
             if scenario is not None:
                 await control.start_scenario(scenario)
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 # A harness that read the lines and went away leaves a broken pipe: keep serving.
                 with contextlib.suppress(BrokenPipeError):
                     print(f"bootstrap.servers={cluster.bootstrap_servers}", file=stream, flush=True)
-                    print(f"control=http://127.0.0.1:{control_port}", file=stream, flush=True)
+                    print(f"control={url}", file=stream, flush=True)
                     if cluster.state.config.security_protocol != "PLAINTEXT":
                         # The Java client's settings (CA and certificate files, SASL).
                         for k, v in cluster.client_config("java").items():
@@ -542,6 +583,22 @@ def load_scenario(args: argparse.Namespace) -> Scenario | None:
     return scenario
 
 
+def run_proxy(upstream: str, host: str) -> int:
+    """``mockkafka proxy``: exit 2 with a one-line message when the upstream is unusable."""
+    import trio
+
+    from mockkafka._api.proxy import serve_proxy
+    from mockkafka.errors import MockKafkaError, leaf_exception
+
+    try:
+        return trio.run(serve_proxy, upstream, host)
+    except BaseException as group:
+        leaf = leaf_exception(group)
+        if isinstance(leaf, MockKafkaError):
+            return _problem("proxy", str(leaf))
+        raise
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "apis":
@@ -555,6 +612,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.show is not None:
             return _quiet_broken_pipe(lambda: show_scenario(args.show))
         return _quiet_broken_pipe(list_scenarios)
+    if args.command == "proxy":
+        return run_proxy(args.upstream, args.host)
     if args.command == "scenario":
         return check_scenario(args.file)
     try:

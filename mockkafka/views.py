@@ -209,9 +209,11 @@ def _member(what: str, members: tuple[MemberView, ...], member_id: str) -> Membe
 class GroupView:
     """A group as a test sees it (a snapshot taken on the cluster loop).
 
-    ``type`` is ``"classic"`` or ``"consumer"`` (KIP-848). ``state`` uses Kafka's names
-    (``Empty``, ``PreparingRebalance``, ``CompletingRebalance``, ``Stable``, ``Dead`` for
-    classic; ``Empty``, ``Assigning``, ``Reconciling``, ``Stable`` for consumer groups).
+    ``type`` is ``"classic"``, ``"consumer"`` (KIP-848) or ``"streams"`` (KIP-1071). ``state``
+    uses Kafka's names (``Empty``, ``PreparingRebalance``, ``CompletingRebalance``,
+    ``Stable``, ``Dead`` for classic; ``Empty``, ``Assigning``, ``Reconciling``, ``Stable``
+    for consumer groups, and ``NotReady`` too for streams groups). A streams group member's
+    ``assignment`` is its active tasks, ``{subtopology id: [partitions]}``.
     ``generation_id`` is the classic generation or the consumer group epoch. ``rebalances``
     counts rebalances started (classic) or target assignments computed (consumer).
     """

@@ -44,19 +44,19 @@ def _enabled(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from mockkafka.faults import coverage
-
     if _enabled(config):
+        from mockkafka.faults import coverage
+
         cov = coverage.FaultCoverage()
         config.stash[COVERAGE_KEY] = cov
         coverage.collect(cov)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    from mockkafka.faults import coverage
-
     cov = config.stash.get(COVERAGE_KEY, None)
     if cov is not None:
+        from mockkafka.faults import coverage
+
         coverage.stop(cov)
 
 
@@ -78,8 +78,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     path.write_text(json.dumps(report, indent=1) + "\n")
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
-    """xdist controller: merge a finished worker's counts."""
+    """xdist controller: merge a finished worker's counts (a pytest-xdist hook: optional, so
+    pluggy accepts this plugin where xdist is not installed)."""
     cov = node.config.stash.get(COVERAGE_KEY, None)
     data = getattr(node, "workeroutput", {}).get("kafka_fault_coverage")
     if cov is not None and data:

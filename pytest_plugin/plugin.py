@@ -46,7 +46,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Generator, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import pytest
 
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
 
     from ._report import AnyCluster
 
-from . import _scenario
+from . import _backend, _scenario
 from ._spark import spark, spark_kafka  # cheap: pyspark is imported lazily
 
 #: ``--kafka-fault-coverage`` lives in its own plugin module, registered with this one.
@@ -114,6 +114,7 @@ class MockKafkaWarning(pytest.PytestWarning):
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mockkafka", "mockkafka (fake Kafka cluster)")
+    _backend.add_options(parser, group)
     group.addoption(
         "--kafka-traffic",
         metavar="DIR",
@@ -163,6 +164,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         _scenario.MARKER_HELP,
     )
+    _backend.backend(config)  # a usage error at once for a wrong --kafka-backend
     try:
         config.stash[INI_KEY] = ini_layer(config.getini)
     except OptionsError as exc:
@@ -305,6 +307,13 @@ def start_cluster(opts: ClusterOptions) -> Cluster:
 
 def _start(request: pytest.FixtureRequest, opts: ClusterOptions, label: str) -> Cluster:
     __tracebackhide__ = True
+    name, version = _backend.backend(request.config)
+    if name == "kafka":  # a real Apache Kafka broker (see _backend.py)
+        if request.node.get_closest_marker("kafka_scenario") is not None:
+            pytest.skip("--kafka-backend=kafka: YAML scenarios drive the fake's faults and verbs")
+        real: Any = _backend.RealKafkaCluster(version, _backend.proxy_upstream(request.config))
+        create_topics(real, opts)
+        return cast("Cluster", real)
     cluster = start_cluster(opts)
     tests_of(request.node).add(label, cluster, strict_faults=opts.strict_faults)
     try:

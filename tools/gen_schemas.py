@@ -32,7 +32,7 @@ SCHEMA_OUT = ROOT / "mockkafka" / "protocol" / "_schema_data.py"
 ERRORS_OUT = ROOT / "mockkafka" / "_error_codes.py"
 
 # Folders from oldest to newest; a newer folder wins where it covers a version.
-FOLDER_ORDER = ["3.9", "4.0-trunk", "4.3-kafka-python"]
+FOLDER_ORDER = ["3.9", "4.0-trunk", "4.3-kafka-python", "4.4"]
 
 _CAMEL_1 = re.compile(r"(.)([A-Z][a-z]+)")
 _CAMEL_2 = re.compile(r"([a-z0-9])([A-Z])")
@@ -139,6 +139,28 @@ def convert_fields(
     return out
 
 
+def _renamed_away(per_folder: dict[str, dict[str, dict[str, Any]]]) -> set[str]:
+    """Messages Kafka renamed: an API key whose newest folder calls it by another name (e.g.
+    ListClientMetricsResources became ListConfigResources, key 74). The old name is dropped
+    so each API key has one name; the new name's folders supply every version."""
+    newest: dict[tuple[int, str], tuple[int, str]] = {}  # (key, kind) -> (folder index, name)
+    for i, folder in enumerate(FOLDER_ORDER):
+        for name, js in per_folder.get(folder, {}).items():
+            if js.get("apiKey") is None or parse_versions(js["validVersions"]) is None:
+                continue
+            newest[(js["apiKey"], js["type"])] = (i, name)
+    keep = {name for _i, name in newest.values()}
+    return {
+        name
+        for msgs in per_folder.values()
+        for name, js in msgs.items()
+        if js.get("apiKey") is not None
+        and name not in keep
+        and (js["apiKey"], js["type"]) in newest
+        and parse_versions(js["validVersions"]) is not None
+    }
+
+
 def build(source: Path) -> tuple[str, str]:
     schemas = source / "schemas"
     per_folder: dict[str, dict[str, dict[str, Any]]] = {}
@@ -154,7 +176,7 @@ def build(source: Path) -> tuple[str, str]:
             msgs[js["name"]] = js
         per_folder[folder] = msgs
 
-    names = sorted({n for msgs in per_folder.values() for n in msgs})
+    names = sorted({n for msgs in per_folder.values() for n in msgs} - _renamed_away(per_folder))
     messages: dict[str, Any] = {}
     for name in names:
         segments: list[dict[str, Any]] = []
@@ -164,7 +186,8 @@ def build(source: Path) -> tuple[str, str]:
             if found is None:
                 continue
             vr = parse_versions(found["validVersions"])
-            assert vr is not None
+            if vr is None:
+                continue  # "none": Kafka removed the API (e.g. ZooKeeper-era); older folders hold it
             for v in range(vr[0], vr[1] + 1):
                 chosen[v] = folder  # newer folder overwrites
         api_key = None

@@ -305,7 +305,7 @@ class Cluster(_ClusterBase):
             ClusterState(config),
             host=host,
             ports=ports,
-            traffic=TrafficLog(enabled=record_traffic),
+            traffic=TrafficLog(enabled=record_traffic, max_bytes=int(config.traffic_limit)),
         )
         self._runner = ThreadedRunner(server)
         self._setup(
@@ -628,7 +628,10 @@ async def open_cluster(
     ports = check_endpoint(config, port, host, record_traffic, strict_faults)
     wanted = parse_topics(topics) if topics is not None else {}
     server = ClusterServer(
-        ClusterState(config), host=host, ports=ports, traffic=TrafficLog(enabled=record_traffic)
+        ClusterState(config),
+        host=host,
+        ports=ports,
+        traffic=TrafficLog(enabled=record_traffic, max_bytes=int(config.traffic_limit)),
     )
     cluster = AsyncCluster(server, strict_faults=strict_faults)
     listening = False

@@ -16,6 +16,69 @@ consumer with ``session.timeout.ms=3000`` joins. ``config={"group.min.session.ti
 "6000"}`` restores Kafka's."""
 
 
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2,
+               "mib": 1024**2, "g": 1024**3, "gb": 1024**3, "gib": 1024**3}  # fmt: skip
+
+#: The most brokers a cluster may have: each is a listening socket, a task and its state, and
+#: a test that wants more than a handful is almost always a typo (``--brokers 100000`` spent
+#: 25 s opening 16,000 file descriptors before this bound).
+MAX_BROKERS = 64
+
+
+def check_cluster_id(value: str) -> None:
+    """Refuse what Kafka's ``Uuid.fromString`` refuses: a cluster id is the URL-safe base64
+    of 16 bytes (22 characters, as ``kafka-storage random-uuid`` prints), e.g.
+    ``MkU3OEVBNTcwNTJENDM2Qg``. Raises ConfigError."""
+    import base64
+    import binascii
+
+    from mockkafka.errors import ConfigError
+
+    example = "e.g. MkU3OEVBNTcwNTJENDM2Qg (kafka-storage random-uuid), or None for a random one"
+    if len(value) > 24:
+        raise ConfigError(
+            f"cluster_id {value[:24]!r}... is too long to be a base64 UUID (22 characters, "
+            f"{example})"
+        )
+    try:
+        raw = base64.b64decode(value + "=" * (-len(value) % 4), altchars=b"-_", validate=True)
+    except (binascii.Error, ValueError):
+        raw = None
+    if raw is None or len(raw) != 16:
+        got = "not base64url" if raw is None else f"{len(raw)} bytes"
+        raise ConfigError(
+            f"cluster_id {value!r} is not a base64 UUID (22 URL-safe base64 characters "
+            f"decoding to 16 bytes; got {got}): {example}"
+        )
+
+
+#: The traffic log's default size: what a ``serve`` process holds for it at most.
+DEFAULT_TRAFFIC_LIMIT = 64 * 1024 * 1024
+
+
+def parse_size(value: Any, what: str) -> int:
+    """Bytes from an int or a string such as ``"64MiB"``, ``"512k"``, ``"2GB"`` (K, M, G
+    are powers of 1024 whatever the spelling); raises ConfigError naming ``what``."""
+    from mockkafka.errors import ConfigError
+
+    if _is_int(value):
+        n = int(value)
+    elif isinstance(value, str):
+        text = value.strip().lower().replace(" ", "")
+        digits = text.rstrip("kmgib")
+        unit = text[len(digits) :]
+        if not digits.isdigit() or unit not in _SIZE_UNITS:
+            raise ConfigError(
+                f"{what} must be a size in bytes such as 64MiB, 512KiB or 1048576, got {value!r}"
+            )
+        n = int(digits) * _SIZE_UNITS[unit]
+    else:
+        raise ConfigError(f"{what} must be a size in bytes (an int or '64MiB'), got {value!r}")
+    if n < 1:
+        raise ConfigError(f"{what} must be at least 1 byte, got {value!r}")
+    return n
+
+
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -67,6 +130,9 @@ class ClusterConfig:
     it advertises that release's API versions and features, and from 0.11 reports that
     release's broker and topic configs (names, defaults, update modes); ``broker_configs``
     are checked against that release's names. None (the default): the newest.
+
+    ``traffic_limit`` bounds the memory the traffic log holds (bytes, or ``"64MiB"``); the
+    oldest exchanges go first. ``record_traffic=False`` (``Cluster``) keeps none.
     """
 
     brokers: int = 1
@@ -92,6 +158,7 @@ class ClusterConfig:
     allow_everyone_if_no_acl_found: bool = False
     first_node_id: int = 1
     kafka_version: str | None = None
+    traffic_limit: int | str = DEFAULT_TRAFFIC_LIMIT
 
     def __post_init__(self) -> None:
         # Imported here, not at module level: the plugin imports this module at load.
@@ -101,6 +168,7 @@ class ClusterConfig:
         from mockkafka.protocol.releases import normalize_release
 
         check_security(self.security_protocol, self.ssl_client_auth)
+        object.__setattr__(self, "traffic_limit", parse_size(self.traffic_limit, "traffic_limit"))
 
         for f in fields(self):
             value = getattr(self, f.name)
@@ -144,8 +212,14 @@ class ClusterConfig:
         )
         if self.first_node_id < 0:
             raise ConfigError(f"first_node_id must be >= 0, got {self.first_node_id}")
-        if self.brokers < 1:
-            raise ConfigError(f"brokers must be at least 1, got {self.brokers}")
+        if not 1 <= self.brokers <= MAX_BROKERS:
+            raise ConfigError(
+                f"brokers must be between 1 and {MAX_BROKERS}, got {self.brokers} (each broker "
+                "is a listening socket; a test cluster rarely needs more than 5)"
+            )
+        if self.cluster_id is not None:
+            check_cluster_id(self.cluster_id)
+        check_option_configs(self)
         if self.default_partitions < 1:
             raise ConfigError(
                 f"default_partitions must be at least 1, got {self.default_partitions}"
@@ -159,3 +233,25 @@ class ClusterConfig:
             raise ConfigError("group_initial_rebalance_delay_ms must be >= 0")
         if self.group_consumer_heartbeat_interval_ms < 1:
             raise ConfigError("group_consumer_heartbeat_interval_ms must be >= 1")
+
+
+def check_option_configs(config: ClusterConfig) -> None:
+    """Check each option that stands for a Kafka broker config (``offsets_topic_partitions``
+    is ``offsets.topic.num.partitions``, ...) with that config's validator, the one
+    ``--config``, ``broker_configs`` and AlterConfigs use; raises ConfigError with Kafka's
+    message, naming the option."""
+    from mockkafka.cluster.configs import (
+        BROKER_CONFIG_DEFS,
+        CONFIG_OPTIONS,
+        config_text,
+        validate_value,
+    )
+    from mockkafka.errors import ConfigError
+
+    for key, option in CONFIG_OPTIONS.items():
+        d = BROKER_CONFIG_DEFS.get(key)
+        if d is None:
+            continue
+        problem = validate_value(d, config_text(getattr(config, option)))
+        if problem is not None:
+            raise ConfigError(f"cluster option {option} ({key}): {problem.message}")

@@ -265,6 +265,17 @@ BROKER_CONFIG_DEFS: dict[str, ConfigDef] = {
     )
 }
 
+# mockkafka's own limits (cluster/limits.py): not Kafka configs, so not described, but their
+# values are checked as a Kafka config's are (a value <= 0 means unlimited).
+MOCKKAFKA_LIMIT_DEFS: dict[str, ConfigDef] = {
+    d.name: d
+    for d in (
+        _d("mockkafka.max.wait.ms", L, "60000", min=-1),
+        _d("mockkafka.max.records.per.user.op", INT, "10000", min=-1),
+        _d("mockkafka.max.decompressed.batch.bytes", L, str(64 * 1024 * 1024), min=-1),
+    )
+}
+
 # KIP-848 group configs (resource type GROUP), Kafka 4.x defaults.
 GROUP_CONFIG_DEFS: dict[str, ConfigDef] = {
     d.name: d
@@ -839,7 +850,7 @@ def config_def(rtype: ResourceType, key: str, kafka_version: str | None = None) 
     if rtype == ResourceType.TOPIC:
         return config_set(kafka_version).topic.get(key)
     if rtype == ResourceType.BROKER:
-        return config_set(kafka_version).broker.get(key)
+        return config_set(kafka_version).broker.get(key) or MOCKKAFKA_LIMIT_DEFS.get(key)
     if rtype == ResourceType.GROUP:
         return GROUP_CONFIG_DEFS.get(key)
     if rtype == ResourceType.CLIENT_METRICS:
@@ -1042,7 +1053,7 @@ def check_broker_configs(
                 hint = f" ({close[2:]})" if close else ""
             raise ConfigError(f"{where}: {key!r} is not {what}{hint}")
         value = config_text(raw)
-        d = sets.broker.get(key)
+        d = sets.broker.get(key) or MOCKKAFKA_LIMIT_DEFS.get(key)
         problem = validate_value(d, value) if d is not None else None
         if problem is not None:
             raise ConfigError(f"{where}[{key!r}]: {problem.message}")

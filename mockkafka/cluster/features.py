@@ -28,6 +28,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("transaction.version", 0, 2, 0),  # KIP-890 part 2 off: clients use the v1 flow
     Feature("kraft.version", 0, 1, 0),
     Feature("share.version", 0, 1, 0),  # KIP-932 share groups: off until upgraded
+    Feature("streams.version", 0, 1, 1),  # KIP-1071 streams groups: on, as in Kafka 4.2+
 )
 FEATURES_BY_NAME = {f.name: f for f in FEATURES}
 

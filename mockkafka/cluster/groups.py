@@ -28,6 +28,7 @@ from mockkafka.cluster.coordinators import GROUP
 from mockkafka.cluster.groups_classic import ClassicGroup, ClassicGroupState
 from mockkafka.cluster.groups_common import Group, OffsetAndMetadata, Pending, group_key
 from mockkafka.cluster.groups_consumer import ConsumerGroup
+from mockkafka.cluster.groups_streams import StreamsGroup
 from mockkafka.cluster.share_groups import ShareGroup
 from mockkafka.errors import ErrorCode, KafkaApiError
 from mockkafka.views import GroupView, MemberView, ShareGroupView, SharePartitionView
@@ -78,7 +79,7 @@ class GroupCoordinator:
         g = self.groups.get(group_id)
         if isinstance(g, ClassicGroup):
             return g
-        if isinstance(g, ShareGroup):
+        if isinstance(g, ShareGroup | StreamsGroup):
             return ErrorCode.INCONSISTENT_GROUP_PROTOCOL if create else ErrorCode.UNKNOWN_MEMBER_ID
         if g is None:
             return self._new_classic(group_id) if create else ErrorCode.GROUP_ID_NOT_FOUND
@@ -89,10 +90,10 @@ class GroupCoordinator:
     def consumer_group(self, group_id: str, *, create: bool) -> ConsumerGroup | ErrorCode:
         """The KIP-848 group ``group_id`` (an empty classic group converts)."""
         g = self.groups.get(group_id)
+        if isinstance(g, ShareGroup | StreamsGroup):
+            return ErrorCode.GROUP_ID_NOT_FOUND
         if isinstance(g, ConsumerGroup):
             return g
-        if isinstance(g, ShareGroup):
-            return ErrorCode.GROUP_ID_NOT_FOUND
         if g is None or (g.is_empty() and create):
             if not create:
                 return ErrorCode.GROUP_ID_NOT_FOUND
@@ -114,6 +115,22 @@ class GroupCoordinator:
         if g is not None or not create:
             return ErrorCode.GROUP_ID_NOT_FOUND
         new = self.groups[group_id] = ShareGroup(group_id, self._state)
+        return new
+
+    def streams_group(self, group_id: str, *, create: bool) -> StreamsGroup | ErrorCode:
+        """The KIP-1071 streams group ``group_id``. ``create`` makes it, or converts an empty
+        classic or consumer group keeping its committed offsets (Kafka's offline migration
+        of an application to the streams protocol); GROUP_ID_NOT_FOUND otherwise."""
+        g = self.groups.get(group_id)
+        if isinstance(g, StreamsGroup):
+            return g
+        if not create or isinstance(g, ShareGroup) or (g is not None and not g.is_empty()):
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        new = StreamsGroup(group_id, self._state)
+        if g is not None:
+            new.offsets = g.offsets
+            g.shutdown()
+        self.groups[group_id] = new
         return new
 
     def share_group_ids(self) -> list[str]:
@@ -357,13 +374,13 @@ class GroupCoordinator:
                 g.rebalances,
                 g.assignment_epoch,
             )
-        assert isinstance(g, ConsumerGroup)
+        assert isinstance(g, ConsumerGroup)  # or a StreamsGroup: assignment keyed by subtopology
         return GroupView(
             group_id,
-            "consumer",
+            g.kind,
             g.state_name,
             g.group_epoch,
-            "consumer",
+            g.protocol_type_name,
             g.assignor_name,
             None,
             tuple(

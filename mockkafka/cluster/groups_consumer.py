@@ -170,11 +170,8 @@ class ConsumerGroup(SessionTimers, Group):
             except re.error:
                 rx = None
             if rx is not None:
-                topics |= {
-                    name
-                    for name, t in self.state_ref.topics.items()
-                    if not t.is_internal and rx.fullmatch(name)
-                }
+                # Internal topics too: Kafka's coordinator matches every topic it knows.
+                topics |= {name for name in self.state_ref.topics if rx.fullmatch(name)}
         return topics
 
     def subscribed_topics(self) -> set[str] | None:

@@ -11,7 +11,10 @@ the cluster, or IncrementalAlterConfigs at run time, change them):
     default is unlimited; here 4096, well above what a test opens, below the usual fd limit
     of a raised ``ulimit -n``).
 ``connections.max.idle.ms``
-    a connection that sends nothing for this long is closed (Kafka: 10 minutes).
+    a connection on which no bytes move for this long is closed (Kafka: 10 minutes): one
+    waiting for a request, or one whose answer waits for a client that does not read (as
+    Kafka's idle expiry, which sees no socket event for it). A value <= 0 turns expiry off
+    (Kafka: a negative value does; it has no validator for this config).
 ``queued.max.request.bytes``
     bytes of partly received requests buffered across all connections of the cluster; the
     connection whose bytes cross it is closed (Kafka: unlimited; here 256 MiB).

@@ -243,19 +243,22 @@ class OAuthBearerExchange:
     """SASL/OAUTHBEARER (RFC 7628) with Kafka's unsecured JWS tokens: one client message
     ``gs2-header \x01auth=Bearer <token>\x01\x01``. A bad token gets the JSON error
     challenge ``{"status":"invalid_token"}``; the client's ``\x01`` reply then fails the
-    authentication, as in Kafka. ``expires_ms`` is the token's ``exp``."""
+    authentication with that JSON as the message, byte for byte as Kafka's
+    ``OAuthBearerSaslServer`` does (Kafka logs why the token was refused; ``problem`` keeps
+    it here). ``expires_ms`` is the token's ``exp``."""
+
+    #: The error challenge, and then the failure message, Kafka sends for a refused token.
+    INVALID_TOKEN = '{"status":"invalid_token"}'
 
     def __init__(self, now_ms: Callable[[], int]) -> None:
         self.now_ms = now_ms
         self.principal: str | None = None
         self.expires_ms: int | None = None
-        self._failure: str | None = None
+        self.problem: str | None = None
 
     def step(self, token: bytes) -> bytes:
-        import json
-
-        if self._failure is not None:
-            raise SaslFailed(f"Authentication failed: {self._failure}")
+        if self.problem is not None:
+            raise SaslFailed(self.INVALID_TOKEN)
         msg = token.decode("utf-8", "replace")
         gs2, sep, rest = msg.partition("\x01")
         if not sep or not gs2.startswith(("n,", "y,")):
@@ -266,8 +269,8 @@ class OAuthBearerExchange:
             raise SaslFailed("Invalid OAUTHBEARER client first message: no auth=Bearer token")
         problem, sub, exp_ms = unsecured_token_problem(bearer.strip(), self.now_ms())
         if problem is not None:
-            self._failure = problem
-            return json.dumps({"status": "invalid_token"}).encode()
+            self.problem = problem
+            return self.INVALID_TOKEN.encode()
         self.principal = f"User:{sub}"
         self.expires_ms = exp_ms
         return b""

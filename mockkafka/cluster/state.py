@@ -195,6 +195,28 @@ def topic_name_problem(name: str) -> str | None:
     return None
 
 
+#: Kafka's internal topics: name -> (partition-count config, replication-factor config,
+#: topic configs Kafka creates it with).
+INTERNAL_TOPICS: dict[str, tuple[str, str, dict[str, str]]] = {
+    "__consumer_offsets": (
+        "offsets.topic.num.partitions",
+        "offsets.topic.replication.factor",
+        {"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": "104857600"},
+    ),
+    "__transaction_state": (
+        "transaction.state.log.num.partitions",
+        "transaction.state.log.replication.factor",
+        {
+            "cleanup.policy": "compact",
+            "compression.type": "uncompressed",
+            "min.insync.replicas": "1",
+            "segment.bytes": "104857600",
+            "unclean.leader.election.enable": "false",
+        },
+    ),
+}
+
+
 class ClusterState:
     """All broker state of one fake cluster. See the module docstring."""
 
@@ -358,6 +380,39 @@ class ClusterState:
         if start is None:
             self._next_assignment = (first + count) % n
         return out
+
+    def ensure_internal_topic(self, name: str) -> Topic | None:
+        """Create Kafka's internal topic ``name`` (``__consumer_offsets`` or
+        ``__transaction_state``) unless it exists, as Kafka does on the first FindCoordinator
+        for a group or a transactional id; returns it (None: no broker registered).
+
+        Partition ``p`` is led by the broker :mod:`coordinators` maps that partition to, so
+        the topic's leaders and the coordinators agree until a verb moves one of them.
+        """
+        topic = self.topics.get(name)
+        if topic is not None or not self.brokers:
+            return topic
+        count_key, rf_key, config = INTERNAL_TOPICS[name]
+        count = self.config.offsets_topic_partitions
+        if count_key != "offsets.topic.num.partitions":
+            count = int(self.broker_configs.get(count_key, count))
+        ids = sorted(self.brokers)
+        rf = max(1, min(int(self.broker_configs.get(rf_key, "1")), len(ids)))
+        tid = uuid.uuid4()
+        parts = []
+        for i in range(count):
+            replicas = [ids[(i + r) % len(ids)] for r in range(rf)]
+            parts.append(
+                Partition(
+                    topic=name, index=i, replicas=replicas, isr=list(replicas), leader=replicas[0]
+                )
+            )
+        topic = Topic(name, tid, parts, dict(config), True, self.broker_configs)
+        self.topics[name] = topic
+        self.topics_by_id[tid] = topic
+        self.notify(("topics",))
+        self.emit_event("topic_created", topic=name)
+        return topic
 
     def create_topic(
         self,

@@ -15,6 +15,14 @@ from mockkafka.handlers.base import Park, RequestContext, Result
 PARK_SLACK_MS = 60_000
 
 
+def classic_group_error(ctx: RequestContext, group_id: str) -> ErrorCode:
+    """INVALID_GROUP_ID for an empty group id (Kafka checks it before the coordinator, in
+    SyncGroup, Heartbeat, LeaveGroup and OffsetDelete), else :func:`coordinator_error`."""
+    if not group_id:
+        return ErrorCode.INVALID_GROUP_ID
+    return coordinator_error(ctx, group_id)
+
+
 def coordinator_error(ctx: RequestContext, group_id: str) -> ErrorCode:
     """NONE when this broker serves ``group_id`` now; else NOT_COORDINATOR and friends."""
     return ctx.cluster.groups.coordinator_error(ctx.broker_id, group_id)
@@ -64,7 +72,8 @@ def describe_group_of_type(
     if err:
         return {**base, "error_code": err}
     g = ctx.cluster.groups.get(group_id)
-    if not isinstance(g, cls):
+    # A streams group is a kind of consumer group here, not in Kafka: the exact class counts.
+    if not isinstance(g, cls) or type(g) is not cls:
         what = "not found" if g is None else f"is not a {kind} group"
         return {
             **base,

@@ -17,6 +17,8 @@ from mockkafka.protocol.codec import Message
 
 @handler("AddOffsetsToTxn", versions=(0, 4))
 def handle(ctx: RequestContext, request: Message) -> Result:
+    if not request.get("transactional_id"):  # refused before any lookup, as in Kafka
+        return {"error_code": ErrorCode.INVALID_REQUEST}
     err = ctx.cluster.transactions.add_offsets(
         request.get("transactional_id") or "",
         request.get("producer_id", -1),

@@ -10,14 +10,26 @@ older Java clients fail on it.
 
 from __future__ import annotations
 
+import re
+
 from mockkafka.cluster.features import FEATURES, finalized
+from mockkafka.errors import ErrorCode
 from mockkafka.handlers.base import RequestContext, Result, handler, served_versions
 from mockkafka.protocol.codec import Message
 from mockkafka.protocol.releases import METADATA_VERSION_3X, release_tuple
 
+#: What Kafka accepts as a client software name or version (v3+).
+_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+
 
 @handler("ApiVersions", versions=(0, 4))
 def handle(ctx: RequestContext, request: Message) -> Result:
+    if ctx.version >= 3 and not all(
+        _SOFTWARE.fullmatch(request.get(k) or "")
+        for k in ("client_software_name", "client_software_version")
+    ):
+        # Kafka's ApiVersionsRequest.isValid(): INVALID_REQUEST and nothing else.
+        return {"error_code": ErrorCode.INVALID_REQUEST, "finalized_features_epoch": -1}
     fin = finalized(ctx.cluster)
     keys = [
         {"api_key": k, "min_version": lo, "max_version": hi}

@@ -372,6 +372,11 @@ RULES: dict[str, tuple[Check, ...]] = {
     "ShareFetch": (IN_HANDLER,),
     "ShareAcknowledge": (IN_HANDLER,),
     "ShareGroupDescribe": (Each("group_ids", "groups", group(), _DESC, key="group_id"),),
+    # -- streams groups (KIP-1071): READ on the group; the internal topics the group creates
+    # are the coordinator's own doing, as in Kafka (no CREATE check on the member)
+    "StreamsGroupHeartbeat": (Whole(_G, _R, "group_id"),),
+    "StreamsGroupDescribe": (Each("group_ids", "groups", group(), _DESC, key="group_id"),),
+    "StreamsGroupTopologyDescriptionUpdate": (Whole(_G, _R, "group_id"),),
     # -- transactions
     "InitProducerId": (Custom(_init_producer_id),),
     "AddPartitionsToTxn": (

@@ -26,7 +26,7 @@ from mockkafka.handlers.base import RequestContext, Result, handler
 
 
 def _error(code: ErrorCode, message: str | None = None) -> Message:
-    return {"error_code": code, "error_message": message, "member_epoch": -1}
+    return {"error_code": code, "error_message": message, "member_epoch": 0}  # as Kafka
 
 
 @handler("ConsumerGroupHeartbeat", versions=(0, 1))

@@ -78,7 +78,7 @@ def _error(name: str, code: ErrorCode, message: str | None) -> dict[str, Any]:
         "error_message": message,
         "num_partitions": -1,
         "replication_factor": -1,
-        "configs": None,
+        "configs": [],  # Kafka sends an empty list, not null
     }
 
 

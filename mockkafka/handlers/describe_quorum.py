@@ -5,7 +5,7 @@ partition 0 of ``__cluster_metadata``, led by the cluster's controller, which is
 voter; every other broker is an observer. Replication is instantaneous, so every replica's
 ``log_end_offset`` is the high watermark and every fetch is "now". v2 adds the voters'
 endpoints (``nodes``) and directory ids. Any other topic or partition answers
-UNKNOWN_TOPIC_OR_PARTITION, as Kafka does.
+UNKNOWN_TOPIC_OR_PARTITION at partition level (top-level NONE), as Kafka does.
 """
 
 from __future__ import annotations
@@ -40,10 +40,22 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         for p in t.get("partitions") or []
     ]
     if wanted != [(METADATA_TOPIC, 0)]:
+        # Kafka's raft client: top-level NONE, every partition asked for answers the error.
         return {
-            "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-            "error_message": "The request must name only partition 0 of __cluster_metadata",
-            "topics": [],
+            "error_code": ErrorCode.NONE,
+            "topics": [
+                {
+                    "topic_name": t.get("topic_name"),
+                    "partitions": [
+                        {
+                            "partition_index": p.get("partition_index"),
+                            "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                        }
+                        for p in t.get("partitions") or []
+                    ],
+                }
+                for t in topics
+            ],
             "nodes": [],
         }
     # The metadata log grows with every change a test makes; a stable, plausible offset.

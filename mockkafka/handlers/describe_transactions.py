@@ -38,7 +38,10 @@ def handle(ctx: RequestContext, request: Message) -> Result:
             continue
         txn = txns.get(tid)
         if txn is None:
-            entry["error_code"] = ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
+            # Kafka leaves the schema defaults (producer id and epoch 0) in such an entry.
+            entry.update(
+                error_code=ErrorCode.TRANSACTIONAL_ID_NOT_FOUND, producer_id=0, producer_epoch=0
+            )
             continue
         by_topic: dict[str, list[int]] = {}
         for topic, idx in txn.topic_partitions(c.config.offsets_topic_partitions):

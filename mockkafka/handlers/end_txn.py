@@ -22,6 +22,8 @@ from mockkafka.protocol.codec import Message
 def handle(ctx: RequestContext, request: Message) -> Result:
     txns = ctx.cluster.transactions
     tid = request.get("transactional_id") or ""
+    if not tid:  # Kafka's transaction coordinator refuses it before looking anything up
+        return {"error_code": ErrorCode.INVALID_REQUEST, "producer_id": -1, "producer_epoch": -1}
     err = txns.end_txn(
         tid,
         request.get("producer_id", -1),

@@ -138,8 +138,11 @@ def _read_all(
         topic, terr = find_topic(ctx, sp.topic, sp.topic_id if use_ids else None)
         p = find_partition(topic, idx) if topic is not None else None
         name = topic.name if topic is not None else sp.topic
+        injected = ctx.fault_partitions.get((name or "", idx))
         if not topic_allowed(ctx, AclOperation.READ, name or ""):
             out["error_code"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        elif injected is not None:  # a fault rule's error: nothing read, always sent
+            out["error_code"] = injected
         elif topic is None:
             out["error_code"] = terr
         elif p is None:
@@ -169,6 +172,9 @@ def _read_all(
                     zstd_allowed=v >= 10,
                 )
                 out["error_code"] = read.error
+                if read.error:  # Kafka's error read result carries no offsets
+                    out["high_watermark"] = out["last_stable_offset"] = -1
+                    out["log_start_offset"] = -1
                 if read.diverging_epoch is not None:
                     epoch, end = read.diverging_epoch
                     out["diverging_epoch"] = {"epoch": epoch, "end_offset": end}

@@ -2,7 +2,9 @@
 
 Group (key type 0), transaction (1) and share (2) keys; batched lookups from v4. The
 coordinator comes from ``cluster/coordinators.py``; COORDINATOR_NOT_AVAILABLE when no broker
-runs, INVALID_REQUEST for an unknown key type.
+runs, INVALID_REQUEST for an unknown key type. The first group (transaction) lookup creates
+the internal topic ``__consumer_offsets`` (``__transaction_state``) as Kafka does; Kafka
+answers COORDINATOR_NOT_AVAILABLE while it creates it, mockkafka answers at once.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.protocol.codec import Message
 
 _KEY_RESOURCE = {0: ResourceType.GROUP, 1: ResourceType.TRANSACTIONAL_ID}
+#: The internal topic Kafka creates on the first lookup of a key type (the coordinator is the
+#: leader of one of its partitions).
+_INTERNAL_TOPIC = {0: "__consumer_offsets", 1: "__transaction_state"}
 
 
 def _lookup(ctx: RequestContext, key_type: int, key: str) -> dict[str, Any]:
@@ -38,6 +43,9 @@ def _lookup(ctx: RequestContext, key_type: int, key: str) -> dict[str, Any]:
             "error_message": None,
         }
     node = c.coordinators.coordinator(key_type, key)
+    internal = _INTERNAL_TOPIC.get(key_type)
+    if internal is not None and node >= 0:
+        c.ensure_internal_topic(internal)
     if node < 0:
         return {
             "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from mockkafka.cluster.groups_common import Message
 from mockkafka.errors import ErrorCode
-from mockkafka.handlers._groups import coordinator_error
+from mockkafka.handlers._groups import classic_group_error
 from mockkafka.handlers.base import RequestContext, Result, handler
 
 
 @handler("Heartbeat", versions=(0, 4))
 def handle(ctx: RequestContext, request: Message) -> Result:
     group_id: str = request.get("group_id") or ""
-    err = coordinator_error(ctx, group_id)
+    err = classic_group_error(ctx, group_id)
     if err:
         return {"error_code": err}
     g = ctx.cluster.groups.classic_group(group_id, create=False)

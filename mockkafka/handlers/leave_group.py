@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from mockkafka.cluster.groups_common import Message
 from mockkafka.errors import ErrorCode
-from mockkafka.handlers._groups import coordinator_error
+from mockkafka.handlers._groups import classic_group_error
 from mockkafka.handlers.base import RequestContext, Result, handler
 
 
@@ -26,7 +26,7 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         ]
     else:
         who = [(request.get("member_id") or "", None)]
-    err = coordinator_error(ctx, group_id)
+    err = classic_group_error(ctx, group_id)
     g = ctx.cluster.groups.classic_group(group_id, create=False) if not err else None
     if err or isinstance(g, ErrorCode) or g is None:
         top = err or ErrorCode.UNKNOWN_MEMBER_ID

@@ -4,7 +4,9 @@ Lists the running brokers, the controller, the cluster id and the requested topi
 topics for a null list, or an empty one before v1) with partitions, leaders, leader epochs,
 replicas and ISR. Topics may be named by id (v10+). Unknown topics are created when
 auto-creation is on for the cluster and the request allows it (v4+), as a broker with
-``auto.create.topics.enable=true`` does. With ``Cluster(authorizer=True)`` topics
+``auto.create.topics.enable=true`` does; Kafka's internal topics (``__consumer_offsets``,
+``__transaction_state``) are created by FindCoordinator only, and appear in "all topics"
+once they exist. With ``Cluster(authorizer=True)`` topics
 the principal may not DESCRIBE answer TOPIC_AUTHORIZATION_FAILED when named and are left out
 of "all topics"; auto-creation needs CREATE on the cluster or the topic. Authorized operations
 (KIP-430, when asked) are the principal's, every operation without an authorizer.
@@ -15,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from mockkafka.cluster.acls import AclOperation, ResourceType
+from mockkafka.cluster.state import INTERNAL_TOPICS
 from mockkafka.errors import ErrorCode, KafkaApiError
 from mockkafka.handlers.authz import (
     AUTHORIZED_OPERATIONS_OMITTED,
@@ -64,6 +67,16 @@ def handle(ctx: RequestContext, request: Message) -> Result:
                 )
                 continue
             topic = c.topics.get(name or "")
+            if topic is None and name in INTERNAL_TOPICS:
+                # Created by the first FindCoordinator, never by a Metadata request.
+                topics_out.append(
+                    {
+                        "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                        "name": name,
+                        "is_internal": True,
+                    }
+                )
+                continue
             if topic is None:
                 if (
                     c.config.auto_create_topics

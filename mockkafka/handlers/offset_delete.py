@@ -9,7 +9,7 @@ UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist.
 from __future__ import annotations
 
 from mockkafka.cluster.groups_common import Message
-from mockkafka.handlers._groups import coordinator_error
+from mockkafka.handlers._groups import classic_group_error
 from mockkafka.handlers.base import RequestContext, Result, handler
 
 
@@ -21,7 +21,7 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         for t in request.get("topics") or []
         for p in t.get("partitions") or []
     ]
-    err = coordinator_error(ctx, group_id)
+    err = classic_group_error(ctx, group_id)
     if err:
         return {"error_code": err, "topics": []}
     top, per = ctx.cluster.groups.delete_offsets(group_id, wanted)

@@ -51,7 +51,7 @@ def handle(ctx: RequestContext, request: Message) -> Result:
             state.pop(SESSION_EXPIRES, None)
     return {
         "error_code": ErrorCode.NONE,
-        "error_message": None,
+        "error_message": "",  # Kafka sends an empty string, not null
         "auth_bytes": out,
         "session_lifetime_ms": lifetime,
     }

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from mockkafka.cluster.groups_common import Message
 from mockkafka.errors import ErrorCode
-from mockkafka.handlers._groups import PARK_SLACK_MS, answer_when_done, coordinator_error
+from mockkafka.handlers._groups import PARK_SLACK_MS, answer_when_done, classic_group_error
 from mockkafka.handlers.base import RequestContext, Result, handler
 
 
@@ -27,7 +27,10 @@ def handle(ctx: RequestContext, request: Message) -> Result:
             out["assignment"] = b""
         return out
 
-    err = coordinator_error(ctx, group_id)
+    if v >= 5 and (request.get("protocol_type") is None or request.get("protocol_name") is None):
+        # Kafka checks that v5+ names both before anything else.
+        return finish({"error_code": ErrorCode.INCONSISTENT_GROUP_PROTOCOL})
+    err = classic_group_error(ctx, group_id)
     if err:
         return finish({"error_code": err})
     g = ctx.cluster.groups.classic_group(group_id, create=False)

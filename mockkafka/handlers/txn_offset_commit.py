@@ -44,7 +44,7 @@ def handle(ctx: RequestContext, request: Message) -> Result:
         request.get("producer_id", -1),
         request.get("producer_epoch", -1),
         offsets,
-        generation_id=request.get("generation_id", -1) if v >= 3 else -1,
+        generation_id=request.get("generation_id_or_member_epoch", -1) if v >= 3 else -1,
         member_id=request.get("member_id") or "" if v >= 3 else "",
         group_instance_id=request.get("group_instance_id") if v >= 3 else None,
         validate_member=v >= 3,

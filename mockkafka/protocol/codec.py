@@ -268,6 +268,7 @@ class _Gen:
             "_wcbytes": _wcbytes,
             "_wuuid": _wuuid,
             "_Truncated": _Truncated,
+            "_ProtocolError": ProtocolError,
             "_ZERO_UUID": ZERO_UUID,
             "_read_i16": _I16.unpack_from,
             "_read_i32": _I32.unpack_from,
@@ -406,6 +407,17 @@ class _Gen:
         self.emit(indent, "else:")
         self.emit(indent + 1, "p += 1")
 
+    def dec_null(self, f: Field, indent: int, var: str) -> None:
+        """Emit the null case of a string, bytes or array field: None where the schema lets
+        the version carry null, else a ProtocolError (Kafka refuses such a request while
+        parsing it, and closes the connection)."""
+        name, _ftype, _versions, nullable, *_rest = f
+        if _in(nullable, self.version):
+            self.emit(indent, f"{var} = None")
+        else:
+            what = self.const(f"non-nullable field {name or 'array element'} was null", "N")
+            self.emit(indent, f"raise _ProtocolError({what})")
+
     def dec_value(self, f: Field, indent: int, var: str) -> None:
         """Emit statements decoding one non-fixed (or tagged) field value into ``var``."""
         _name, ftype, _versions, nullable, _tagged, _tag, _d, sub, _j = f
@@ -427,11 +439,14 @@ class _Gen:
                 self.dec_count(indent, n, compact=False)
             end = self.var("e")
             self.emit(indent, f"if {n} < 0:")
-            self.emit(indent + 1, f"{var} = None")
+            self.dec_null(f, indent + 1, var)
             self.emit(indent, "else:")
             self.emit(indent + 1, f"{end} = p + {n}")
             self.emit(indent + 1, f"if {end} > lb: raise _Truncated")
-            self.emit(indent + 1, f"{var} = b[p:{end}]{'.decode()' if text else ''}")
+            # Malformed UTF-8 is replaced, not refused: Kafka reads strings with
+            # new String(bytes, UTF_8), so a client id or name with a bad byte gets an answer.
+            decode = ".decode('utf-8', 'replace')" if text else ""
+            self.emit(indent + 1, f"{var} = b[p:{end}]{decode}")
             self.emit(indent + 1, f"p = {end}")
         elif ftype == "uuid":
             self.emit(indent, f"{var}, p = _ruuid(b, p)")
@@ -450,7 +465,7 @@ class _Gen:
             cnt = self.var("n")
             self.dec_count(indent, cnt, compact=flex)
             self.emit(indent, f"if {cnt} < 0:")
-            self.emit(indent + 1, f"{var} = None")
+            self.dec_null(f, indent + 1, var)
             elem = ftype[2:]
             if elem in _FIXED:
                 fmt, size = _FIXED[elem]

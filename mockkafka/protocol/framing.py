@@ -62,7 +62,9 @@ class Request:
     """One decoded request.
 
     ``body`` is the decoded message dict, or None when ``error`` says the API key or version
-    is unknown. ``size`` is the frame size in bytes (without the 4-byte prefix).
+    is unknown. ``size`` is the frame size in bytes (without the 4-byte prefix); ``frame`` is
+    the frame itself and ``body_offset`` where its body starts (a traffic log keeps the
+    frame instead of the decoded body).
     """
 
     header: RequestHeader
@@ -70,6 +72,8 @@ class Request:
     body: Message | None
     size: int
     error: ProtocolError | None = None
+    frame: bytes = b""
+    body_offset: int = 0
 
     @property
     def api_name(self) -> str:
@@ -212,7 +216,7 @@ class ServerConnection:
             )
             return Request(header, a, None, len(frame), err)
         body, _end = codec(a.request_name, header.api_version).decode(frame, pos)
-        return Request(header, a, body, len(frame))
+        return Request(header, a, body, len(frame), frame=frame, body_offset=pos)
 
     @staticmethod
     def encode_sasl_token(data: bytes) -> bytes:

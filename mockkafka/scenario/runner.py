@@ -229,6 +229,13 @@ class ScenarioRun:
         st = self.state
         if isinstance(cond, AfterRequests):
             flt = dict(cond.filters)
+            if not self.cluster.traffic.enabled:
+                from mockkafka.errors import ConfigError
+
+                raise ConfigError(
+                    f"{describe_start(cond)}: traffic recording is off (record_traffic=False, "
+                    "serve --no-traffic), so requests are not counted"
+                )
 
             def requests() -> tuple[bool, str]:
                 n = self.cluster.traffic.count(cond.api, since_seq=self._since_seq, **flt)

@@ -21,12 +21,30 @@ POST    /stop                 end ``mockkafka serve`` (exit 0)
 A bad request gets 400 with ``{"error": message}`` -- the message a Python test would get
 (the scenario loader's, naming the field with a did-you-mean); a verb the cluster refuses gets
 409 with the Kafka error; a wait that times out 408 with what was last seen.
+
+Who may call it (the threat model is in ``docs/scenarios.md``, "Who can drive the control
+endpoint"): anything that can open a socket to it can script the cluster, so the endpoint
+refuses what a web page in the developer's browser could send, as local development servers
+do (:meth:`ControlServer.refusal`): a ``Host`` that is not the listener's address or
+``localhost`` (421: DNS rebinding), an ``Origin`` other than the endpoint itself or
+``Sec-Fetch-Site: cross-site``/``same-site`` (403: a cross-origin page), a write (POST,
+DELETE) whose ``Content-Type`` is not ``application/json`` (415: a form or ``text/plain``
+post, which a browser sends cross-site without asking), and, when a token is set
+(``serve --control-token TOKEN``, or a random one printed on the ``control=`` line when the
+listener is not a loopback address), a request without ``Authorization: Bearer TOKEN`` (401).
+A request must arrive whole within ``REQUEST_TIMEOUT`` seconds of its first byte (408, for
+slow senders); headers are capped at 16 KiB (431) and bodies at 1 MiB (413). While the process
+is out of file descriptors the accept loop backs off quietly, as the broker listeners do.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import hmac
+import ipaddress
 import json
+import secrets
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
@@ -51,6 +69,48 @@ from mockkafka.scenario.runner import ScenarioRun
 
 MAX_BODY = 1 << 20
 HOST = "127.0.0.1"
+#: Seconds a request may take to arrive once its first byte is in (slow senders get 408).
+REQUEST_TIMEOUT = 30.0
+#: Connections served at once; more are closed at accept (a client holding many idle ones).
+MAX_CONNECTIONS = 256
+#: Methods that change the cluster: they must carry ``Content-Type: application/json``.
+WRITES = frozenset({"POST", "DELETE", "PUT", "PATCH"})
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address or ``localhost``) only accepts connections from this
+    machine; a wildcard (``0.0.0.0``, ``::``) or another interface does not."""
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _split_host(value: str) -> tuple[str, int | None]:
+    """``host[:port]`` or ``[v6][:port]`` -> (host lower-cased, port or None); raises
+    ValueError on a malformed port."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        if end < 0:
+            raise ValueError(value)
+        host, rest = value[1:end], value[end + 1 :]
+        if rest and not rest.startswith(":"):
+            raise ValueError(value)
+        return host, int(rest[1:]) if rest else None
+    host, sep, port = value.rpartition(":")
+    if not sep:
+        return value, None
+    return host, int(port)
+
+
+class _SlowRequest(Exception):
+    """A request that did not arrive within REQUEST_TIMEOUT of its first byte."""
+
+
 #: What a caller who used the wrong method most likely wanted.
 _METHOD_HINTS = {
     ("POST", "/faults"): '; to add a fault rule, POST /steps {"fault": {"on": API, ...}}',
@@ -77,13 +137,34 @@ def openapi() -> dict[str, Any]:
 class ControlServer:
     """Serves the control endpoint for one :class:`~mockkafka.AsyncCluster`.
 
-    ``await nursery.start(server.serve)`` binds 127.0.0.1 (``port=0``: a free port) and
-    hands back the port; ``stopped`` is set by ``POST /stop``.
+    ``await nursery.start(server.serve)`` binds ``host`` (127.0.0.1 by default; ``port=0``:
+    a free port) and hands back the port; ``stopped`` is set by ``POST /stop``.
+
+    ``token``: every request must carry ``Authorization: Bearer TOKEN``. Without one, a
+    listener that is not a loopback address gets a random token (``generated_token`` is
+    then True: print it for the suite, as ``mockkafka serve`` does on its ``control=`` line).
     """
 
-    def __init__(self, cluster: AsyncCluster, nursery: trio.Nursery) -> None:
+    def __init__(
+        self,
+        cluster: AsyncCluster,
+        nursery: trio.Nursery,
+        *,
+        host: str = HOST,
+        token: str | None = None,
+    ) -> None:
+        if token is not None and (not token or any(c.isspace() for c in token)):
+            raise MockKafkaError(
+                "the control token must be a non-empty string without spaces "
+                "(it travels as 'Authorization: Bearer TOKEN')"
+            )
         self.cluster = cluster
         self.nursery = nursery
+        self.host = host
+        self.generated_token = token is None and not is_loopback(host)
+        self.token = secrets.token_urlsafe(24) if self.generated_token else token
+        self.port = 0
+        self._open = 0
         self.stopped = trio.Event()
         self._stop_requested = False
         self.scenario_run: ScenarioRun | None = None
@@ -104,76 +185,227 @@ class ControlServer:
         }
 
     async def serve(self, port: int = 0, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        listeners = await trio.open_tcp_listeners(port, host=HOST)
-        task_status.started(listeners[0].socket.getsockname()[1])
-        await trio.serve_listeners(self._connection, listeners)
+        from mockkafka.server.limits import accept_connections
+
+        listeners = await trio.open_tcp_listeners(port, host=self.host)
+        self.port = listeners[0].socket.getsockname()[1]
+        task_status.started(self.port)
+        async with trio.open_nursery() as conns:
+
+            def serve_one(stream: trio.SocketStream) -> None:
+                conns.start_soon(self._connection, stream)
+
+            for listener in listeners:
+                conns.start_soon(
+                    functools.partial(
+                        accept_connections,
+                        listener,
+                        serve_one,
+                        admit=lambda: self._open < MAX_CONNECTIONS,
+                        quiet=True,
+                    )
+                )
+
+    # -- who may call -------------------------------------------------------------------------
+
+    def allowed_host(self, value: str) -> bool:
+        """Whether a ``Host`` (or an ``Origin``'s host and port) names this listener: a
+        loopback name or the bound address, and the listener's port when a port is given.
+        A listener on a wildcard address accepts any host name: its token guards it."""
+        try:
+            host, port = _split_host(value)
+        except ValueError:
+            return False
+        if port is not None and port != self.port:
+            return False
+        if host in LOOPBACK_NAMES or host == self.host.lower().strip("[]"):
+            return True
+        return self.token is not None and not is_loopback(self.host)
+
+    def refusal(self, request: h11.Request) -> tuple[int, str, list[tuple[str, str]]] | None:
+        """Why ``request`` is refused before it is read further (status, message, extra
+        headers), or None: see the module docstring."""
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in request.headers}
+        host = headers.get("host")
+        if host is None or not self.allowed_host(host):
+            return (
+                421,
+                f"Host {host!r} is not this endpoint; call it as http://127.0.0.1:{self.port} "
+                "or http://localhost:PORT (other host names are refused: DNS rebinding)",
+                [],
+            )
+        if self.token is not None:
+            auth = headers.get("authorization", "")
+            scheme, _sep, given = auth.partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(
+                given.strip().encode(), self.token.encode()
+            ):
+                return (
+                    401,
+                    "this endpoint needs 'Authorization: Bearer TOKEN' (the token of "
+                    "--control-token, or the one printed on the control= line)",
+                    [("www-authenticate", 'Bearer realm="mockkafka"')],
+                )
+        origin = headers.get("origin")
+        if origin is not None:
+            scheme, _sep, rest = origin.partition("://")
+            if scheme.lower() != "http" or not rest or not self.allowed_host(rest.rstrip("/")):
+                return (
+                    403,
+                    f"cross-origin request from {origin!r} refused: a web page may not script "
+                    "the cluster",
+                    [],
+                )
+        site = headers.get("sec-fetch-site", "").strip().lower()
+        if site in ("cross-site", "same-site"):
+            return (
+                403,
+                f"Sec-Fetch-Site: {site} request refused: a web page may not script the cluster",
+                [],
+            )
+        method = request.method.decode("latin-1").upper()
+        if method in WRITES:
+            ctype = headers.get("content-type", "").partition(";")[0].strip().lower()
+            if ctype != "application/json":
+                return (
+                    415,
+                    f"{method} needs 'Content-Type: application/json' (got "
+                    f"{headers.get('content-type')!r}), e.g. curl -H 'Content-Type: "
+                    "application/json'",
+                    [],
+                )
+        return None
 
     # -- HTTP plumbing ------------------------------------------------------------------------
 
     async def _connection(self, stream: trio.SocketStream) -> None:
+        self._open += 1
         conn = h11.Connection(h11.SERVER)
         try:
             for _ in range(10_000):  # requests per connection
-                request, body = await self._read_request(conn, stream)
-                if request is None:
+                head = await self._read_head(conn, stream)
+                if head is None:
+                    return
+                request, deadline = head
+                refused = self.refusal(request)
+                if refused is not None:
+                    status, message, extra = refused
+                    await self._send(conn, stream, status, {"error": message}, extra, close=True)
+                    return
+                body = await self._read_body(conn, stream, deadline)
+                if body is None:
                     return
                 status, payload = await self._dispatch(request, body)
-                data = json.dumps(payload, default=str).encode()
-                headers = [
-                    ("content-type", "application/json"),
-                    ("content-length", str(len(data))),
-                ]
-                await stream.send_all(
-                    conn.send(h11.Response(status_code=status, headers=headers)) or b""
-                )
-                await stream.send_all(conn.send(h11.Data(data=data)) or b"")
-                await stream.send_all(conn.send(h11.EndOfMessage()) or b"")
+                await self._send(conn, stream, status, payload)
                 if self._stop_requested:
                     self.stopped.set()
                     return
                 if conn.our_state is not h11.IDLE or conn.their_state is not h11.DONE:
                     return
                 conn.start_next_cycle()
-        except h11.RemoteProtocolError as exc:
-            # not HTTP/1.1 (or a body over 1 MiB): answer 400 when h11 still lets us
+        except (h11.RemoteProtocolError, _SlowRequest) as exc:
+            # not HTTP/1.1, headers over 16 KiB, a body over 1 MiB or too slow: answer 4xx
+            # when h11 still lets us
             if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
-                data = json.dumps({"error": f"bad HTTP request: {exc}"}).encode()
-                headers = [("content-type", "application/json"), ("content-length", str(len(data)))]
-                with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                    await stream.send_all(
-                        conn.send(h11.Response(status_code=exc.error_status_hint, headers=headers))
-                        + conn.send(h11.Data(data=data))
-                        + conn.send(h11.EndOfMessage())
-                    )
+                if isinstance(exc, _SlowRequest):
+                    status, message = 408, str(exc)
+                else:
+                    status, message = exc.error_status_hint, f"bad HTTP request: {exc}"
+                with contextlib.suppress(
+                    trio.BrokenResourceError, trio.ClosedResourceError, h11.LocalProtocolError
+                ):
+                    await self._send(conn, stream, status, {"error": message}, close=True)
         except (trio.BrokenResourceError, trio.ClosedResourceError, h11.ProtocolError):
             return
         finally:
-            await stream.aclose()
+            self._open -= 1
+            with trio.CancelScope(shield=True):
+                await stream.aclose()
 
-    async def _read_request(
+    async def _send(
+        self,
+        conn: h11.Connection,
+        stream: trio.SocketStream,
+        status: int,
+        payload: Any,
+        extra: list[tuple[str, str]] | None = None,
+        *,
+        close: bool = False,
+    ) -> None:
+        data = json.dumps(payload, default=str).encode()
+        headers = [
+            ("content-type", "application/json"),
+            ("content-length", str(len(data))),
+            *(extra or []),
+        ]
+        if close:
+            headers.append(("connection", "close"))
+        await stream.send_all(
+            (conn.send(h11.Response(status_code=status, headers=headers)) or b"")
+            + (conn.send(h11.Data(data=data)) or b"")
+            + (conn.send(h11.EndOfMessage()) or b"")
+        )
+
+    async def _receive(self, conn: h11.Connection, stream: trio.SocketStream) -> bytes:
+        data = await stream.receive_some(65536)
+        conn.receive_data(data)
+        return bytes(data)
+
+    async def _read_head(
         self, conn: h11.Connection, stream: trio.SocketStream
-    ) -> tuple[h11.Request | None, bytes]:
-        request: h11.Request | None = None
-        body = b""
+    ) -> tuple[h11.Request, float] | None:
+        """The next request's line and headers and the deadline of its body, or None when
+        the client closed. Waits as long as it takes for the first byte, then
+        REQUEST_TIMEOUT for the rest of the request."""
+        deadline: float | None = None
         for _ in range(100_000):
             event = conn.next_event()
             if event is h11.NEED_DATA:
-                data = await stream.receive_some(65536)
-                conn.receive_data(data)
+                if deadline is None:
+                    data = await self._receive(conn, stream)
+                    deadline = trio.current_time() + REQUEST_TIMEOUT
+                else:
+                    data = await self._receive_by(conn, stream, deadline)
                 if not data and conn.their_state is h11.IDLE:
-                    return None, b""
+                    return None
                 continue
             if isinstance(event, h11.Request):
-                request = event
-            elif isinstance(event, h11.Data):
-                body += bytes(event.data)
+                if deadline is None:  # pipelined: it was buffered already
+                    deadline = trio.current_time() + REQUEST_TIMEOUT
+                return event, deadline
+            if isinstance(event, h11.ConnectionClosed):
+                return None
+        return None
+
+    async def _receive_by(
+        self, conn: h11.Connection, stream: trio.SocketStream, deadline: float
+    ) -> bytes:
+        with trio.move_on_at(deadline):
+            return await self._receive(conn, stream)
+        raise _SlowRequest(
+            f"the request did not arrive within {REQUEST_TIMEOUT:g} s of its first byte"
+        )
+
+    async def _read_body(
+        self, conn: h11.Connection, stream: trio.SocketStream, deadline: float
+    ) -> bytes | None:
+        body = bytearray()
+        for _ in range(100_000):
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                data = await self._receive_by(conn, stream, deadline)
+                if not data and conn.their_state is h11.IDLE:
+                    return None
+                continue
+            if isinstance(event, h11.Data):
+                body += event.data
                 if len(body) > MAX_BODY:
                     raise h11.RemoteProtocolError("body over 1 MiB", error_status_hint=413)
             elif isinstance(event, h11.EndOfMessage):
-                return request, body
+                return bytes(body)
             elif isinstance(event, h11.ConnectionClosed):
-                return None, b""
-        return None, b""
+                return None
+        return None
 
     async def _dispatch(self, request: h11.Request, body: bytes) -> tuple[int, Any]:
         url = urlsplit(request.target.decode())
@@ -323,6 +555,8 @@ class ControlServer:
         def one(name: str) -> str | None:
             return q[name][-1] if name in q else None
 
+        if not self.cluster.traffic.enabled:
+            raise HttpError(409, "traffic recording is off (serve --no-traffic)")
         api = one("api")
         since = one("since_seq")
         limit = one("limit")

@@ -84,10 +84,13 @@ STATE_CHANGING = frozenset(
 _MISSING: Any = object()
 
 
-#: APIs whose partitions a split request cannot leave out (their share session carries
-#: them between requests): the handler is told which partitions a rule answers with an
-#: error (``RequestContext.fault_partitions``) and leaves their state alone.
-SESSION_STATE_CHANGING = frozenset({"ShareFetch", "ShareAcknowledge"})
+#: APIs whose partitions a split request cannot leave out (their session carries them
+#: between requests): the handler is told which partitions a rule answers with an error
+#: (``RequestContext.fault_partitions``) and leaves their state alone. For Fetch this also
+#: puts the partition in an incremental fetch session's response, which would otherwise
+#: leave an unchanged partition out (and the error with it), as Kafka always includes a
+#: partition with an error.
+SESSION_STATE_CHANGING = frozenset({"ShareFetch", "ShareAcknowledge", "Fetch"})
 
 
 def topic_resolver(state: ClusterState) -> Callable[[uuid.UUID], str | None]:

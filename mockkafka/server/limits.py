@@ -54,25 +54,32 @@ async def accept_connections(
     serve: Callable[[trio.SocketStream], None],
     *,
     admit: Callable[[], bool],
+    quiet: bool = False,
 ) -> None:
     """Accept forever, handing each stream to ``serve``; see the module docstring.
 
     ``admit()`` is asked for each new connection; when it says no (``max.connections``
-    reached) the socket is closed at once and the client sees a disconnect.
+    reached) the socket is closed at once and the client sees a disconnect. ``quiet``: a
+    resource error is logged once per episode (the first failure after a success), not on
+    every retry.
     """
     backoff = 0.005
+    failing = False
     while True:
         try:
             stream = await listener.accept()
         except OSError as exc:
             if exc.errno not in RESOURCE_ERRNOS:
                 raise
-            log.warning("accept failed (%s); retrying in %.3f s", exc, backoff)
+            if not (quiet and failing):
+                log.warning("accept failed (%s); retrying in %.3f s", exc, backoff)
+            failing = True
             # The pending connection stays in the backlog; wait for fds to be given back.
             await trio.sleep(backoff)
             backoff = min(backoff * 2, 0.5)
             continue
         backoff = 0.005
+        failing = False
         if not admit():
             log.debug("max.connections reached: closing a new connection")
             stream.socket.close()

@@ -420,8 +420,9 @@ class ClusterServer:
                 release_memory()
 
     async def _reap_idle_connections(self) -> None:
-        """Close connections that waited for a request longer than
-        ``connections.max.idle.ms`` (a connection busy with a request is not idle). Sleeps
+        """Close connections that waited for a request, or for the client to read an answer
+        (:meth:`_send_blocked`), longer than ``connections.max.idle.ms`` (a connection busy
+        with a request is not idle). Sleeps
         until the earliest one could expire; the value is read at every wake-up (Kafka
         reads it at start-up only)."""
         while True:
@@ -464,10 +465,42 @@ class ClusterServer:
                 out.clear()
                 return
             data = bytes(memoryview(out)[sent:])
-        else:
-            data = bytes(out)
+            out.clear()
+            await self._send_blocked(conn, data)
+            return
+        data = bytes(out)
         out.clear()
-        await conn.stream.send_all(data)
+        # TLS: no progress to watch; the wait for the whole answer counts as idle.
+        busy = conn.idle_since
+        conn.idle_since = trio.current_time()
+        try:
+            await conn.stream.send_all(data)
+        finally:
+            conn.idle_since = busy if busy is None else trio.current_time()
+
+    async def _send_blocked(self, conn: Connection, data: bytes) -> None:
+        """Write ``data`` to a plain TCP socket whose buffer is full. The wait for the client
+        to read counts as idle: Kafka's idle expiry counts a connection idle while no bytes
+        move in either direction (its Selector sees no event for a muted channel whose send
+        is stuck), so a client that pipelines requests and never reads its answers is
+        closed after ``connections.max.idle.ms``, as Kafka closes it. Each write that moves
+        bytes starts the idle time again."""
+        busy = conn.idle_since
+        view = memoryview(data)
+        try:
+            while view:
+                conn.idle_since = trio.current_time()
+                await trio.lowlevel.wait_writable(conn.fd)
+                try:
+                    n = os.write(conn.fd, view)
+                except BlockingIOError:
+                    continue
+                except OSError as exc:
+                    raise trio.BrokenResourceError(str(exc)) from exc
+                view = view[n:]
+        finally:
+            view.release()
+            conn.idle_since = busy if busy is None else trio.current_time()
 
     # -- dispatch -------------------------------------------------------------------------------
 
@@ -587,6 +620,8 @@ class ClusterServer:
             request=req.body,
             size=req.size,
             info=info,
+            frame=req.frame or None,
+            body_offset=req.body_offset,
         )
         if self.fault_hook is not None:
             return await self.fault_hook(self, conn, ctx, req, ex)  # type: ignore[no-any-return]
@@ -706,7 +741,7 @@ class ClusterServer:
             self._record_error(exc)
             ex.response = error_response(ctx, ex.request or {}, ErrorCode.UNKNOWN_SERVER_ERROR)
             out = ServerConnection.encode_response(ctx.header, ex.response)
-        self.traffic.completed(ex, len(out))
+        self.traffic.completed(ex, len(out), out)
         return out
 
     def _note_violations(self, ex: Exchange, ctx: RequestContext, response: Any) -> None:

@@ -27,7 +27,6 @@ import threading
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
 from mockkafka.errors import ConfigError, error_code
@@ -46,28 +45,133 @@ SUMMARY_LEGEND = (
 )
 
 
-@dataclass(slots=True)
 class Exchange:
-    """One request and (once answered) its response."""
+    """One request and (once answered) its response.
 
-    seq: int
-    time_ms: int
-    broker_id: int
-    connection_id: int
-    client_id: str | None
-    api: str
-    api_key: int
-    version: int
-    correlation_id: int
-    request: dict[str, Any] | None
-    response: dict[str, Any] | None = None
-    response_time_ms: int | None = None
-    faults: list[str] = field(default_factory=list)
-    closed_connection: bool = False
-    no_response: bool = False
-    # Wire bytes of the request and response frames (what the log's byte cap counts).
-    size: int = 0
-    info: RequestInfo | None = None  # the request's topics, partitions, groups (as rules see)
+    ``request`` and ``response`` are the decoded bodies (dicts). Once the exchange completes
+    the log keeps only the wire frames and decodes a body again each time it is read (see
+    :class:`TrafficLog`): read ``ex.request`` once into a local when a test looks at it
+    several times.
+    """
+
+    __slots__ = (
+        "_errors",
+        "_request",
+        "_request_frame",
+        "_response",
+        "_response_frame",
+        "api",
+        "api_key",
+        "broker_id",
+        "client_id",
+        "closed_connection",
+        "connection_id",
+        "correlation_id",
+        "faults",
+        "info",
+        "no_response",
+        "response_time_ms",
+        "seq",
+        "size",
+        "time_ms",
+        "version",
+    )
+
+    def __init__(
+        self,
+        seq: int,
+        time_ms: int,
+        broker_id: int,
+        connection_id: int,
+        client_id: str | None,
+        api: str,
+        api_key: int,
+        version: int,
+        correlation_id: int,
+        request: dict[str, Any] | None,
+        response: dict[str, Any] | None = None,
+        response_time_ms: int | None = None,
+        faults: list[str] | None = None,
+        closed_connection: bool = False,
+        no_response: bool = False,
+        size: int = 0,
+        info: RequestInfo | None = None,
+    ) -> None:
+        self.seq = seq
+        self.time_ms = time_ms
+        self.broker_id = broker_id
+        self.connection_id = connection_id
+        self.client_id = client_id
+        self.api = api
+        self.api_key = api_key
+        self.version = version
+        self.correlation_id = correlation_id
+        self._request = request
+        self._response = response
+        self.response_time_ms = response_time_ms
+        self.faults: list[str] = [] if faults is None else faults
+        self.closed_connection = closed_connection
+        self.no_response = no_response
+        #: Bytes the log accounts for this exchange (frames, names, bookkeeping).
+        self.size = size
+        #: The request's topics, partitions, groups (as fault rules see them).
+        self.info = info
+        self._request_frame: tuple[bytes, int] | None = None
+        self._response_frame: tuple[bytes, int] | None = None
+        self._errors: frozenset[int] | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"<Exchange seq={self.seq} b{self.broker_id} c{self.connection_id} "
+            f"{self.api} v{self.version} corr={self.correlation_id}>"
+        )
+
+    @property
+    def request(self) -> dict[str, Any] | None:
+        """The decoded request body (None for an exchange recorded without one)."""
+        body = self._request
+        if body is not None:
+            return body
+        frame = self._request_frame
+        if frame is None:
+            return None
+        return _decode(self.api_key, self.version, frame, request=True)
+
+    @request.setter
+    def request(self, value: dict[str, Any] | None) -> None:
+        self._request = value
+        self._request_frame = None
+
+    @property
+    def response(self) -> dict[str, Any] | None:
+        """The decoded response body (None until answered, or when there was none)."""
+        body = self._response
+        if body is not None:
+            return body
+        frame = self._response_frame
+        if frame is None:
+            return None
+        return _decode(self.api_key, self.version, frame, request=False)
+
+    @response.setter
+    def response(self, value: dict[str, Any] | None) -> None:
+        self._response = value
+        self._response_frame = None
+        self._errors = None
+
+    @property
+    def answered(self) -> bool:
+        """Whether a response was recorded (without decoding it)."""
+        return self._response is not None or self._response_frame is not None
+
+    def compact(self) -> int:
+        """Let go of the decoded bodies that have a wire frame (they are decoded again when
+        read); returns the bytes the exchange now accounts for beyond its frames."""
+        if self._request_frame is not None:
+            self._request = None
+        if self._response_frame is not None:
+            self._response = None
+        return _info_bytes(self.info)
 
     def request_info(self) -> RequestInfo:
         """What fault rules (and traffic filters) match on for this exchange."""
@@ -86,9 +190,14 @@ class Exchange:
     @property
     def error_codes(self) -> set[int]:
         """Every non-zero error code anywhere in the response."""
+        if self._errors is not None:
+            return set(self._errors)
         out: set[int] = set()
-        if self.response is not None:
-            _collect_errors(self.response, out)
+        response = self.response
+        if response is not None:
+            _collect_errors(response, out)
+        if self._response_frame is not None:  # a kept frame never changes: remember them
+            self._errors = frozenset(out)
         return out
 
     def summary(
@@ -150,6 +259,65 @@ class Exchange:
         }
 
 
+def _decode(
+    api_key: int, version: int, frame: tuple[bytes, int], *, request: bool
+) -> dict[str, Any]:
+    """A body decoded again from its frame (``(bytes, body offset)``)."""
+    from mockkafka.protocol.apis import API_BY_KEY
+    from mockkafka.protocol.codec import codec
+
+    api = API_BY_KEY[api_key]
+    data, pos = frame
+    try:
+        body, _end = codec(api.request_name if request else api.response_name, version).decode(
+            data, pos
+        )
+    except Exception as exc:  # a log read must not fail on one odd frame
+        return {"undecodable": f"{len(data)} bytes: {exc}"}
+    out: dict[str, Any] = body
+    return out
+
+
+def _response_body_offset(api_key: int, version: int) -> int:
+    """Where the body starts in a response frame as ``encode_response`` writes it: size,
+    correlation id, and the empty tag buffer of a flexible header."""
+    from mockkafka.protocol.apis import response_header_version
+
+    return 8 + (1 if response_header_version(api_key, version) >= 1 else 0)
+
+
+def _decoded_bytes(body: Any, budget: int = 4096) -> int:
+    """About what a decoded body that the log keeps holds (a body without a frame: an
+    answer built for an unsupported version, a fault's own body); walks at most ``budget``
+    values and counts each at 100 bytes."""
+    if body is None:
+        return 0
+    stack = [body]
+    n = 0
+    while stack and n < budget:
+        v = stack.pop()
+        n += 1
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list | tuple):
+            stack.extend(v)
+        elif isinstance(v, bytes | bytearray | memoryview | str):
+            n += len(v) // 100
+    return n * 100
+
+
+#: Bytes an exchange costs beyond its frames (the object, its lists, the RequestInfo).
+EXCHANGE_OVERHEAD = 600
+
+
+def _info_bytes(info: RequestInfo | None) -> int:
+    """About what the names of a RequestInfo hold (str objects and set slots)."""
+    if info is None:
+        return EXCHANGE_OVERHEAD
+    names = sum(len(t) + 90 for t in info.topics) + sum(len(g) + 90 for g in info.groups)
+    return EXCHANGE_OVERHEAD + names + 130 * len(info.partitions)
+
+
 def _collect_errors(obj: Any, out: set[int]) -> None:
     if isinstance(obj, dict):
         for k, v in obj.items():
@@ -196,11 +364,13 @@ def _omitted(size: int, limit: int, body: Any = None) -> dict[str, Any]:
 class TrafficLog:
     """The newest exchanges, oldest first. Filter with :meth:`requests`.
 
-    Bounded three ways, so a long or hostile test cannot grow it without end: at most
-    ``maxlen`` exchanges and ``max_bytes`` wire bytes (the oldest go first), and a request
-    or response frame over ``max_body_bytes`` is kept as ``{"omitted": "..."}`` instead of
-    its decoded body (a decoded body can be a hundred times its wire size). With
-    ``enabled=False`` nothing is kept at all.
+    Bounded by the memory it holds, so a long or hostile test cannot grow it without end.
+    A completed exchange keeps its request and response as wire frames (a decoded body can
+    be a hundred times its wire size: 12,000 group names, a 60-entry ApiVersions answer) and
+    decodes them again when read. The log holds at most ``maxlen`` exchanges and
+    ``max_bytes`` bytes (frames, the names fault rules match on, and a few hundred bytes of
+    bookkeeping per exchange); the oldest go first. A frame over ``max_body_bytes`` is kept
+    as ``{"omitted": "..."}`` instead. With ``enabled=False`` nothing is kept at all.
     """
 
     def __init__(
@@ -232,6 +402,11 @@ class TrafficLog:
         #: by id, queries answer by name.
         self.topic_name: Callable[[uuid.UUID], str | None] | None = None
 
+    @property
+    def held_bytes(self) -> int:
+        """The bytes the log accounts for now (at most ``max_bytes`` once it evicted)."""
+        return self._bytes
+
     def _changed(self) -> None:
         if self.signal is not None:
             self.signal.notify()
@@ -250,11 +425,16 @@ class TrafficLog:
         request: dict[str, Any] | None,
         size: int = 0,
         info: RequestInfo | None = None,
+        frame: bytes | None = None,
+        body_offset: int = 0,
     ) -> Exchange:
-        """Record a request (``size``: its frame's wire bytes); returns its exchange."""
+        """Record a request (``size``: its frame's wire bytes; ``frame`` and
+        ``body_offset``: the frame itself and where its body starts, so the log can let the
+        decoded body go once the exchange completes); returns its exchange."""
         self._seq += 1
         if size > self.max_body_bytes:
             request = _omitted(size, self.max_body_bytes, request)
+            frame = None
         if self.origin_ms is None:
             self.origin_ms = time_ms
         ex = Exchange(
@@ -271,6 +451,8 @@ class TrafficLog:
             size=size,
             info=info,
         )
+        if frame is not None and self.enabled:
+            ex._request_frame = (frame, body_offset)
         if self.enabled:
             with self._lock:
                 self._items.append(ex)
@@ -281,24 +463,36 @@ class TrafficLog:
             self._changed()
         return ex
 
-    def completed(self, ex: Exchange, size: int = 0) -> None:
+    def completed(self, ex: Exchange, size: int = 0, frame: bytes | None = None) -> None:
         """Signal waiters that ``ex`` got its response (or was closed or parked);
-        ``size`` is the response frame's wire bytes."""
+        ``size`` is the response frame's wire bytes and ``frame`` the frame itself (as
+        ``ServerConnection.encode_response`` wrote it), kept instead of the decoded body."""
         if size > self.max_body_bytes:
             ex.response = _omitted(size, self.max_body_bytes, ex.response)
+            frame = None
         info = ex.info
-        if info is not None and len(info.topics) + len(info.partitions) > MAX_KEPT_NAMES:
+        if info is not None and (
+            len(info.topics) + len(info.partitions) + len(info.groups) > MAX_KEPT_NAMES
+        ):
             # Fault rules have seen the names; the log keeps no more of them than of the
             # body (a hostile Metadata naming 60,000 topics would pin megabytes).
-            ex.info = dataclasses.replace(info, topics=frozenset(), partitions=frozenset())
-        if self.enabled:
-            with self._lock:
-                ex.size += size
-                self._bytes += size
-                self._evict()
-            self._changed()
-            for cb in self.on_completed:
-                cb(ex)
+            ex.info = dataclasses.replace(
+                info, topics=frozenset(), partitions=frozenset(), groups=frozenset()
+            )
+        for cb in self.on_completed:  # while the bodies are still decoded
+            cb(ex)
+        if not self.enabled:
+            return
+        if frame is not None and ex._response is not None:
+            ex._response_frame = (frame, _response_body_offset(ex.api_key, ex.version))
+        extra = ex.compact()
+        with self._lock:
+            if ex._response is not None or ex._request is not None:
+                extra += _decoded_bytes(ex._request) + _decoded_bytes(ex._response)
+            ex.size += size + extra
+            self._bytes += size + extra
+            self._evict()
+        self._changed()
 
     def _evict(self) -> None:
         items = self._items
@@ -376,7 +570,7 @@ class TrafficLog:
                 continue
             if fault is not None and fault not in ex.faults:
                 continue
-            if answered is not None and (ex.response is not None) != answered:
+            if answered is not None and ex.answered != answered:
                 continue
             if where is not None and not where(ex):
                 continue

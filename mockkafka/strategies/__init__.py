@@ -15,6 +15,14 @@ Every strategy takes keyword arguments only and checks them at once (hypothesis'
 ``InvalidArgument``), and its repr is valid Python.
 """
 
+try:
+    import hypothesis  # noqa: F401
+except ModuleNotFoundError as exc:  # pragma: no cover - exercised in the plugin-environment tier
+    raise ModuleNotFoundError(
+        "mockkafka.strategies needs the hypothesis package: pip install 'mockkafka[fuzz]'",
+        name=exc.name,
+    ) from None
+
 from mockkafka.strategies._configs import client_configs, error_codes
 from mockkafka.strategies._data import RecordBatch, headers, record_batches, records
 from mockkafka.strategies._plans import (

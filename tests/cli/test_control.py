@@ -43,7 +43,8 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def http(method: str, url: str, body: Any = None) -> tuple[int, Any]:
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(url, data=data, method=method)
+    headers = {"Content-Type": "application/json"} if method in ("POST", "DELETE") else {}
+    req = urllib.request.Request(url, data=data, method=method, headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=20) as resp:
             return resp.status, json.loads(resp.read())
@@ -131,7 +132,12 @@ def test_bad_requests_get_4xx_with_the_python_api_messages() -> None:
         for method, path, body, want_status, want in BAD_REQUESTS:
             status, got = http(method, ctl + path, body)
             assert status == want_status and want in got["error"], (path, body, status, got)
-        req = urllib.request.Request(f"{ctl}/steps", data=b"{not json", method="POST")
+        req = urllib.request.Request(
+            f"{ctl}/steps",
+            data=b"{not json",
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
         with pytest.raises(urllib.error.HTTPError) as info:
             urllib.request.urlopen(req, timeout=10)
         assert info.value.code == 400 and b"not JSON" in info.value.read()

@@ -13,7 +13,12 @@ from mockkafka.handlers.base import call_handler
 def test_features_starting_at_0_are_left_out_below_v4(version: int) -> None:
     """KAFKA-17011/17492: clients before 3.8 fail on a supported range starting at 0, so
     Kafka leaves such features out of ApiVersions v0-v3; v4 carries every feature."""
-    out = call_handler(ClusterState(ClusterConfig()), "ApiVersions", {}, version=version)
+    out = call_handler(
+        ClusterState(ClusterConfig()),
+        "ApiVersions",
+        {"client_software_name": "test", "client_software_version": "1"},
+        version=version,
+    )
     assert isinstance(out, dict)
     advertised = {f["name"]: f["min_version"] for f in out["supported_features"]}
     expected = {f.name for f in FEATURES if version >= 4 or f.min_version > 0}

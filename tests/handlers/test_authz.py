@@ -279,7 +279,7 @@ def test_transactions_and_groups_are_hidden_or_refused_per_id() -> None:
     got = {g["group_id"]: g["error_code"] for g in out["groups"]}
     assert got["g2"] == GROUP_FAILED and got["g1"] != GROUP_FAILED
     out = _call(state, "DeleteGroups", {"groups_names": ["g1"]})
-    assert out["results"] == [{"group_id": "g1", "error_code": GROUP_FAILED}]
+    assert out["results"] == [{"group_id": "g1", "error_code": GROUP_FAILED, "error_message": None}]
 
 
 def test_describe_topic_partitions_hides_and_refuses_undescribable_topics() -> None:

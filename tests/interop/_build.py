@@ -134,21 +134,36 @@ def build_java_share(version: str) -> Program:
     return _build_java(version, ("src", "share-src"), "ShareInterop")
 
 
-def _build_java(version: str, source_dirs: Sequence[str], main: str) -> Program:
+def build_java_wire(version: str) -> Program:
+    """``java/wire-src`` (Kafka's message classes read and re-write our bytes), run as
+    ``WireCheck``; skips as :func:`build_java` does."""
+    return _build_java(version, ("wire-src",), "WireCheck")
+
+
+def build_java_streams(version: str = "4.4.0") -> Program:
+    """``java/streams-src`` (a Kafka Streams word count, ``group.protocol=streams``) against
+    kafka-streams ``version`` (``java/streams-pom.xml``), run as ``StreamsInterop``; skips as
+    :func:`build_java` does."""
+    return _build_java(version, ("streams-src",), "StreamsInterop", pom="streams-pom.xml")
+
+
+def _build_java(
+    version: str, source_dirs: Sequence[str], main: str, *, pom: str = "pom.xml"
+) -> Program:
     for tool in ("java", "javac", "mvn"):
         if shutil.which(tool) is None:
             pytest.skip(
                 f"java tier: `{tool}` is not installed (apt-get install openjdk-17-jdk maven)"
             )
     sources = sorted(p for d in source_dirs for p in (JAVA_SRC / d).glob("*.java"))
-    digest = _digest([*sources, JAVA_SRC / "pom.xml"], version, *source_dirs)
+    digest = _digest([*sources, JAVA_SRC / pom], version, *source_dirs)
     out = CACHE / "java" / f"{version}-{digest}"
     if not (out / "classes" / f"{main}.class").is_file():
         # Built in a private directory, then renamed: xdist workers may build at once.
         tmp = out.with_name(f"{out.name}.tmp{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        step = ["dependency:build-classpath", f"-Dkafka.version={version}"]
+        step = ["-f", pom, "dependency:build-classpath", f"-Dkafka.version={version}"]
         step.append(f"-Dmdep.outputFile={tmp / 'classpath.txt'}")
         problem = _run(["mvn", "-B", "-q", "-o", *step], JAVA_SRC, "mvn (offline)")
         if problem and not OFFLINE:

@@ -153,7 +153,12 @@ def test_version_capped_by_cap_api_versions_is_not_served(cluster: mockkafka.Clu
     cluster.cap_api_versions({"Metadata": 8})
     c = RawClient(cluster)
     try:
-        keys = {k["api_key"]: k for k in c.request("ApiVersions", 3, {})["api_keys"]}
+        keys = {
+            k["api_key"]: k
+            for k in c.request(
+                "ApiVersions", 3, {"client_software_name": "t", "client_software_version": "1"}
+            )["api_keys"]
+        }
         assert keys[3]["max_version"] == 8
         c.send_raw(c.conn.send_request("Metadata", 12, {"topics": None}))
         assert c.closed_by_peer()
@@ -179,7 +184,12 @@ def test_unknown_api_versions_version_gets_v0_error_with_ranges(
     ranges = {struct.unpack_from(">hhh", data, 14 + 6 * i)[0] for i in range(n)}
     assert {0, 1, 3, 18} <= ranges  # Produce, Fetch, Metadata, ApiVersions advertised
     # The connection stays open and speaks the version the client picks next.
-    assert raw.request("ApiVersions", 3, {})["error_code"] == 0
+    assert (
+        raw.request(
+            "ApiVersions", 3, {"client_software_name": "t", "client_software_version": "1"}
+        )["error_code"]
+        == 0
+    )
 
 
 def test_truncated_request_body_closes_the_connection(

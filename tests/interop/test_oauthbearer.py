@@ -74,11 +74,14 @@ def test_expired_and_malformed_tokens_fail_after_the_error_challenge() -> None:
     assert ex.principal == "User:alice" and ex.expires_ms == now + 1000
 
     expired = OAuthBearerExchange(lambda: now + 5000)
+    # Kafka's bytes exactly: the challenge, then the same JSON as the failure message.
     assert expired.step(_first(unsecured_token("alice", 1000, now_ms=now))) == (
-        b'{"status": "invalid_token"}'
+        b'{"status":"invalid_token"}'
     )
-    with pytest.raises(SaslFailed, match="expired"):
+    with pytest.raises(SaslFailed) as failed:
         expired.step(b"\x01")
+    assert str(failed.value) == '{"status":"invalid_token"}'
+    assert expired.problem is not None and "expired" in expired.problem
     assert unsecured_token_problem("a.b.sig", now)[0] is not None
     with pytest.raises(SaslFailed, match="auth=Bearer"):
         OAuthBearerExchange(lambda: now).step(b"n,,\x01\x01")

@@ -126,7 +126,12 @@ def test_requests_before_authentication_close_the_connection() -> None:
     with mockkafka.Cluster(security_protocol="SASL_PLAINTEXT", users=USERS) as cluster:
         b = cluster.brokers[0]
         with Raw(b.host, b.port) as c:
-            assert c.request("ApiVersions", 3, {})["error_code"] == 0
+            assert (
+                c.request(
+                    "ApiVersions", 3, {"client_software_name": "t", "client_software_version": "1"}
+                )["error_code"]
+                == 0
+            )
             c.send(c.conn.send_request("Metadata", 12, {"topics": None}))
             assert c.closed_by_broker()
         with Raw(b.host, b.port) as c:

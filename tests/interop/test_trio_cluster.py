@@ -197,7 +197,11 @@ async def test_garbage_closes_one_connection_and_the_loop_keeps_serving() -> Non
             await bad.stream.send_all(struct.pack(">i", 12) + b"\xff" * 12)
             with trio.fail_after(5):
                 assert await bad.stream.receive_some(100) == b""
-            assert (await good.request("ApiVersions", 3, {}))["error_code"] == 0
+            assert (
+                await good.request(
+                    "ApiVersions", 3, {"client_software_name": "t", "client_software_version": "1"}
+                )
+            )["error_code"] == 0
         finally:
             await bad.aclose()
             await good.aclose()

@@ -74,7 +74,7 @@ def test_wheel_installs_the_plugin_under_a_distinctive_name(wheel: Path) -> None
         [entry_points] = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
         eps = zf.read(entry_points).decode()
     assert {t for t in top if not t.endswith(".dist-info")} == {"mockkafka", "mockkafka_pytest"}
-    assert "mockkafka = mockkafka_pytest.plugin" in eps
+    assert "mockkafka = mockkafka_pytest\n" in eps
     assert "mockkafka = mockkafka.cli:main" in eps
     # Every module of the checkout is in the wheel (a new subpackage is picked up by itself).
     expected = {

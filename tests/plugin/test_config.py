@@ -96,7 +96,7 @@ def test_unknown_marker_option_is_a_usage_error_naming_marker_and_key(
             "*mockkafka usage error: @pytest.mark.kafka_cluster: unknown option 'brokres' "
             "(did you mean 'brokers'?)*",
             "*mockkafka usage error: @pytest.mark.kafka_cluster takes keyword arguments only*",
-            "*mockkafka usage error: brokers must be at least 1, got 0 "
+            "*mockkafka usage error: brokers must be between 1 and 64, got 0 *"
             "(brokers set by @pytest.mark.kafka_cluster)*",
             "*mockkafka usage error: @pytest.mark.kafka_cluster: topic 't': expected a "
             "partition count*",

@@ -350,9 +350,11 @@ def test_every_prefix_of_a_message_is_a_protocol_error() -> None:
             c.decode(data[:cut])
 
 
-def test_invalid_utf8_is_a_protocol_error() -> None:
-    with pytest.raises(ProtocolError):
-        codec("HeartbeatRequest", 0).decode(bytes.fromhex("0002ff00 00000001 0000"))
+def test_invalid_utf8_is_replaced_as_kafka_reads_it() -> None:
+    """Kafka reads strings with ``new String(bytes, UTF_8)``: a malformed byte becomes U+FFFD
+    and the request is answered (a client id with a stray byte once closed the connection)."""
+    msg, _ = codec("HeartbeatRequest", 0).decode(bytes.fromhex("0002ff00 00000001 0000"))
+    assert msg["group_id"] == "\ufffd\x00"
 
 
 def test_encoding_a_value_of_the_wrong_type_names_the_message() -> None:

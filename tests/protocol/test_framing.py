@@ -230,7 +230,12 @@ def test_api_versions_of_an_unknown_version_can_be_answered_in_v0(header_version
 
 def test_client_reads_an_unsupported_version_answer_in_the_v0_format() -> None:
     client = ClientConnection()
-    client.send_request("ApiVersions", 3, {}, correlation_id=11)
+    client.send_request(
+        "ApiVersions",
+        3,
+        {"client_software_name": "t", "client_software_version": "1"},
+        correlation_id=11,
+    )
     reply = ServerConnection.encode_response(
         RequestHeader(18, 3, 11, "x"),
         {"error_code": 35, "api_keys": [{"api_key": 18, "min_version": 0, "max_version": 2}]},

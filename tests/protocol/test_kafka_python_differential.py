@@ -13,6 +13,8 @@ Translation rules (each a documented kafka-python convention, not a wire differe
 - A few kafka-python schemas are patched to read an ``int32`` authorized-operations field as
   a ``bitfield`` (a set of bit numbers), some also renaming it ``authorized_operations``; the
   int is converted to that set.
+- Kafka 4.4 renamed a few fields that kafka-python's 4.3 copies still call by the old name
+  (same type, same position, same bytes): :data:`RENAMED_SINCE_4_3` maps new to old.
 - A tagged field is "absent" in kafka-python when it equals kafka-python's default, which for
   tagged structs is None and for uuids is None; our codec omits a tagged field whose
   encoding equals the schema default's. A tagged value equal to our default is therefore
@@ -131,6 +133,10 @@ def _to_kp_value(kf: Any, f: Field, value: Any, version: int, flexible: bool) ->
     return value
 
 
+# Kafka 4.4 JSON name -> the name in kafka-python's 4.3 schemas (a rename, not a wire change).
+RENAMED_SINCE_4_3 = {"GenerationIdOrMemberEpoch": "GenerationId"}
+
+
 def _to_kp_struct(
     kp_struct: Any,
     data_class: Any,
@@ -144,7 +150,7 @@ def _to_kp_struct(
     for f in fields:
         if not in_range(f[2], version):
             continue
-        kf = by_json_name.get(f[8])
+        kf = by_json_name.get(f[8]) or by_json_name.get(RENAMED_SINCE_4_3.get(f[8], ""))
         if kf is None and f[8].endswith("AuthorizedOperations"):
             kf = by_json_name.get("authorized_operations")  # kafka-python's json_patch
         if kf is None:  # pragma: no cover - the schemas come from the same files

@@ -176,11 +176,18 @@ def raise_own_fd_limit(want: int) -> int:
 class BrokerProcess:
     """``mockkafka serve`` in a child process; see the module docstring."""
 
-    def __init__(self, *, nofile: int | None = None, topics: tuple[str, ...] = ("t:3",)) -> None:
+    def __init__(
+        self,
+        *,
+        nofile: int | None = None,
+        topics: tuple[str, ...] = ("t:3",),
+        args: tuple[str, ...] = (),
+    ) -> None:
         self._err = tempfile.TemporaryFile()  # noqa: SIM115 - closed by broker_process
-        args = [sys.executable, "-c", "import sys, mockkafka.cli as c; sys.exit(c.main())", "serve"]
+        argv = [sys.executable, "-c", "import sys, mockkafka.cli as c; sys.exit(c.main())", "serve"]
         for t in topics:
-            args += ["--topic", t]
+            argv += ["--topic", t]
+        argv += args
 
         def limit() -> None:  # runs in the child before exec
             if nofile is not None:
@@ -188,7 +195,7 @@ class BrokerProcess:
                 resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, hard))
 
         self.proc = subprocess.Popen(
-            args,
+            argv,
             stdout=subprocess.PIPE,
             stderr=self._err,
             text=True,

@@ -17,6 +17,7 @@ import pytest
 import mockkafka
 from mockkafka.errors import ErrorCode
 from mockkafka.protocol import records as rec
+from mockkafka.protocol.framing import ClientConnection
 from mockkafka.server.limits import MAX_ERRORS, QueuedBytes, keep_error
 from tests.robustness._wire import Raw, fetch_body, health, partition_response, produce_body
 
@@ -224,7 +225,12 @@ def test_parked_fetch_keeps_a_pipelined_request_for_later(cluster: mockkafka.Clu
             11,
             fetch_body(max_wait_ms=300),
         )
-        c.send(fetch + c.conn.send_request("ApiVersions", 3, {}))
+        c.send(
+            fetch
+            + c.conn.send_request(
+                "ApiVersions", 3, {"client_software_name": "t", "client_software_version": "1"}
+            )
+        )
         assert "responses" in c.response().body
         assert c.response().body["error_code"] == 0
 
@@ -238,7 +244,14 @@ def test_max_connections() -> None:
         held = [Raw(b.host, b.port) for _ in range(5)]
         try:
             for c in held:
-                assert c.request("ApiVersions", 3, {})["error_code"] == 0
+                assert (
+                    c.request(
+                        "ApiVersions",
+                        3,
+                        {"client_software_name": "t", "client_software_version": "1"},
+                    )["error_code"]
+                    == 0
+                )
             extra = Raw(b.host, b.port)
             assert extra.closed_by_broker()
             extra.close()
@@ -253,7 +266,12 @@ def test_max_connections() -> None:
 
 def test_idle_connections_are_closed() -> None:
     with _cluster(**{"connections.max.idle.ms": "200"}) as cl, _raw(cl) as c:
-        assert c.request("ApiVersions", 3, {})["error_code"] == 0
+        assert (
+            c.request(
+                "ApiVersions", 3, {"client_software_name": "t", "client_software_version": "1"}
+            )["error_code"]
+            == 0
+        )
         t0 = time.monotonic()
         assert c.closed_by_broker(wait=3)
         assert 0.15 < time.monotonic() - t0 < 2.5
@@ -293,7 +311,9 @@ def test_traffic_off_records_nothing() -> None:
     with mockkafka.Cluster(record_traffic=False) as cl:
         with _raw(cl) as c:
             for _ in range(5):
-                c.request("ApiVersions", 3, {})
+                c.request(
+                    "ApiVersions", 3, {"client_software_name": "t", "client_software_version": "1"}
+                )
         assert len(cl.traffic) == 0
 
 
@@ -307,8 +327,8 @@ def test_traffic_log_keeps_no_huge_bodies(cluster: mockkafka.Cluster) -> None:
 
 
 def test_traffic_log_byte_cap() -> None:
-    log = mockkafka.TrafficLog(max_bytes=1000)
-    for i in range(10):
+    log = mockkafka.TrafficLog(max_bytes=10_000)
+    for i in range(30):
         ex = log.start(
             time_ms=i,
             broker_id=1,
@@ -322,7 +342,10 @@ def test_traffic_log_byte_cap() -> None:
             size=300,
         )
         log.completed(ex, 100)
-    assert len(log) == 2  # 400 bytes each: only the newest two fit in 1000
+    # each holds its 400 wire bytes plus bookkeeping: only the newest that fit are kept
+    assert ex.size > 400
+    assert len(log) == 10_000 // ex.size and log.held_bytes <= 10_000
+    assert [e.seq for e in log] == list(range(31 - len(log), 31))
 
 
 def test_broker_error_list_is_bounded_and_frees_frames() -> None:
@@ -343,3 +366,64 @@ def test_broker_error_list_is_bounded_and_frees_frames() -> None:
     while tb.tb_next is not None:
         tb = tb.tb_next
     assert tb.tb_frame.f_locals == {}  # the failing frame's locals (the buffer) are gone
+
+
+def test_a_client_that_pipelines_and_never_reads_is_closed_when_idle() -> None:
+    """A connection whose answers pile up unread moves no bytes: Kafka's idle expiry closes
+    it after connections.max.idle.ms (its Selector sees no event for it); so does mockkafka.
+    Before, it counted as busy while its answer waited to be written, and was never reaped."""
+    import socket
+
+    with _cluster(**{"connections.max.idle.ms": "300"}) as cl:
+        b = cl.brokers[0]
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect((b.host, b.port))
+        sock.setblocking(False)
+        conn = ClientConnection(client_id="never-reads")
+        body = {"client_software_name": "x", "client_software_version": "1"}
+        frame = conn.send_request("ApiVersions", 3, body)
+        pending = b""
+        sent = 0
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # until the broker stops reading (buffers full)
+            if not pending:
+                pending = frame * 50
+            try:
+                n = sock.send(pending)
+            except BlockingIOError:
+                time.sleep(0.2)
+                try:
+                    n = sock.send(pending)
+                except BlockingIOError:
+                    break
+            pending = pending[n:]
+            sent += n
+        assert sent > 100_000, sent  # the broker answered a lot and then could not write
+        blocked_at = time.monotonic()
+        sock.setblocking(True)
+        sock.settimeout(5)
+        time.sleep(1.5)  # idle: nothing moves for 5x connections.max.idle.ms
+        closed = False
+        received = b""
+        try:
+            while time.monotonic() - blocked_at < 10:
+                data = sock.recv(1 << 20)
+                if not data:
+                    closed = True
+                    break
+                received += data
+        except ConnectionResetError:
+            closed = True
+        except TimeoutError:
+            pass
+        sock.close()
+    answers = 0
+    pos = 0
+    while pos + 4 <= len(received):
+        pos += 4 + int.from_bytes(received[pos : pos + 4], "big")
+        answers += pos <= len(received)
+    asked = sent // len(frame)
+    # closed while answers were still unread: not every request was answered (the old
+    # broker answered them all once the client read, then closed it as idle)
+    assert closed and answers < asked, (closed, answers, asked)

@@ -307,7 +307,7 @@ def _offsets(h: Harness, tid: str, pid: int, epoch: int, group: str, offset: int
         "group_id": group,
         "producer_id": pid,
         "producer_epoch": epoch,
-        "generation_id": kw.get("generation_id", -1),
+        "generation_id_or_member_epoch": kw.get("generation_id", -1),
         "member_id": kw.get("member_id", ""),
         "topics": [
             {

@@ -1,0 +1,386 @@
+"""A real Apache Kafka broker in a child process: the reference mockkafka is compared with.
+
+Apache Kafka's broker is on Maven Central (``org.apache.kafka:kafka_2.13``, with its
+dependencies); Kafka 4 needs no ZooKeeper. You need Java 17+ and Maven (``mvn``) once, to
+fetch the jars into ``~/.m2``; after that everything works offline.
+
+Theory of operation: :func:`broker_classpath` writes a POM naming ``kafka_2.13`` at the
+version asked for (plus ``log4j-slf4j-impl``, the log4j2 binding of Kafka's slf4j-api 1.7),
+asks ``mvn dependency:build-classpath`` for the runtime classpath (``-o`` first, so a warm
+``~/.m2`` needs no network; only that when ``MOCKKAFKA_BUILD_OFFLINE=1``) and caches it under
+``~/.cache/mockkafka/kafka/``. :class:`KafkaBroker` then runs one KRaft node that is broker and
+controller at once (``process.roles=broker,controller``) in a temporary directory: it formats
+the storage with ``kafka.tools.StorageTool``, starts ``kafka.Kafka`` on 127.0.0.1 ports the
+OS picked, and waits until the broker answers Metadata with itself in it (about 3.5 s on an
+idle machine). :meth:`KafkaBroker.stop` kills the process and removes the directory.
+
+The broker is configured like a default :class:`mockkafka.Cluster` where the fake's
+defaults differ from Kafka's for speed (:data:`MOCKKAFKA_LIKE_CONFIG`): no initial rebalance
+delay, single-replica internal topics, the short group session timeouts and heartbeat
+interval of the fake. Pass ``config`` to change anything else.
+
+The oracle tier of the test suite (``tests/oracle``) and the pytest plugin's
+``--kafka-backend=kafka`` option are built on this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from mockkafka.errors import MockKafkaError
+
+__all__ = [
+    "DEFAULT_VERSION",
+    "MOCKKAFKA_LIKE_CONFIG",
+    "KafkaBroker",
+    "KafkaUnavailable",
+    "broker_classpath",
+]
+
+#: The Kafka release started when none is named.
+DEFAULT_VERSION = "4.4.0"
+MVN_TIMEOUT_S = 600.0
+START_TIMEOUT_S = 60.0
+
+#: Broker configs that make Kafka behave like a default ``mockkafka.Cluster(brokers=1)``.
+MOCKKAFKA_LIKE_CONFIG: dict[str, str] = {
+    "auto.create.topics.enable": "true",
+    "num.partitions": "1",
+    "default.replication.factor": "1",
+    "offsets.topic.replication.factor": "1",
+    "offsets.topic.num.partitions": "50",
+    "transaction.state.log.replication.factor": "1",
+    "transaction.state.log.min.isr": "1",
+    "transaction.state.log.num.partitions": "50",
+    "min.insync.replicas": "1",
+    "group.initial.rebalance.delay.ms": "0",
+    "group.min.session.timeout.ms": "1000",
+    "group.consumer.min.heartbeat.interval.ms": "500",
+    "group.consumer.heartbeat.interval.ms": "500",
+    "group.share.min.heartbeat.interval.ms": "500",
+    "group.share.heartbeat.interval.ms": "500",
+    "share.coordinator.state.topic.replication.factor": "1",
+    "share.coordinator.state.topic.min.isr": "1",
+    "delete.topic.enable": "true",
+    # No fsync pressure and small segments' preallocation off: a test broker on a busy box.
+    "log.preallocate": "false",
+    "log.flush.interval.messages": "9223372036854775807",
+}
+
+_POM = """<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>dev.mockkafka</groupId>
+  <artifactId>kafka-broker-classpath</artifactId>
+  <version>0</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>org.apache.kafka</groupId>
+      <artifactId>kafka_2.13</artifactId>
+      <version>{version}</version>
+    </dependency>
+    <dependency>
+      <groupId>org.apache.logging.log4j</groupId>
+      <artifactId>log4j-slf4j-impl</artifactId>
+      <version>2.24.3</version>
+    </dependency>
+    <dependency>
+      <groupId>org.apache.logging.log4j</groupId>
+      <artifactId>log4j-core</artifactId>
+      <version>2.24.3</version>
+    </dependency>
+  </dependencies>
+  <build><plugins><plugin>
+    <groupId>org.apache.maven.plugins</groupId>
+    <artifactId>maven-dependency-plugin</artifactId>
+    <version>3.8.1</version>
+  </plugin></plugins></build>
+</project>
+"""
+
+_LOG4J2 = """Configuration:
+  Appenders:
+    Console:
+      name: STDOUT
+      target: SYSTEM_OUT
+      PatternLayout:
+        pattern: "[%d] %p %m (%c)%n"
+  Loggers:
+    Root:
+      level: WARN
+      AppenderRef:
+        - ref: STDOUT
+"""
+
+
+class KafkaUnavailable(MockKafkaError):
+    """Java, Maven or the Kafka jars cannot be had, or the broker did not start; the message
+    says which. The test tiers and the pytest plugin turn it into a skip with this reason."""
+
+
+def _cache_dir() -> Path:
+    """``$MOCKKAFKA_CACHE_DIR/kafka``, else ``$XDG_CACHE_HOME/mockkafka/kafka`` (``~/.cache``)."""
+    if os.environ.get("MOCKKAFKA_CACHE_DIR"):
+        return Path(os.environ["MOCKKAFKA_CACHE_DIR"]) / "kafka"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "mockkafka" / "kafka"
+
+
+def _run_mvn(pom_dir: Path, out: Path, *, offline: bool, timeout: float) -> str:
+    """``mvn dependency:build-classpath``; returns '' on success, else mvn's complaint."""
+    cmd = ["mvn", "-B", "-q", *(["-o"] if offline else [])]
+    cmd += ["dependency:build-classpath", "-Dmdep.includeScope=runtime", f"-Dmdep.outputFile={out}"]
+    try:
+        proc = subprocess.run(
+            cmd, cwd=pom_dir, capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return f"mvn timed out after {timeout:.0f} s"
+    if proc.returncode == 0 and out.is_file():
+        return ""
+    lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "ERROR" in ln]
+    return "\n".join(lines[:6]) or f"mvn exited {proc.returncode}"
+
+
+def broker_classpath(version: str = DEFAULT_VERSION, *, timeout: float = MVN_TIMEOUT_S) -> str:
+    """The runtime classpath of the Kafka broker ``version`` (resolved once, then cached).
+
+    Raises :class:`KafkaUnavailable` naming what is missing (java, mvn, or the release on
+    Maven Central). With ``MOCKKAFKA_BUILD_OFFLINE=1`` only ``~/.m2`` is used.
+    """
+    for tool in ("java", "mvn"):
+        if shutil.which(tool) is None:
+            raise KafkaUnavailable(
+                f"`{tool}` is not installed: the Kafka broker needs Java 17+ and Maven "
+                "(apt-get install openjdk-17-jre-headless maven)"
+            )
+    key = hashlib.sha256(_POM.format(version=version).encode()).hexdigest()[:12]
+    work = _cache_dir() / f"{version}-{key}"
+    cached = work / "classpath.txt"
+    if cached.is_file():
+        jars = cached.read_text().strip().split(os.pathsep)
+        if jars and all(Path(j).is_file() for j in jars):
+            return os.pathsep.join(jars)
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "pom.xml").write_text(_POM.format(version=version))
+    out = work / f"classpath.{os.getpid()}.txt"
+    problem = _run_mvn(work, out, offline=True, timeout=timeout)
+    if problem and os.environ.get("MOCKKAFKA_BUILD_OFFLINE") != "1":
+        problem = _run_mvn(work, out, offline=False, timeout=timeout)
+    if problem:
+        raise KafkaUnavailable(
+            f"cannot resolve org.apache.kafka:kafka_2.13:{version} with mvn "
+            f"(offline={os.environ.get('MOCKKAFKA_BUILD_OFFLINE') == '1'}):\n{problem}"
+        )
+    out.replace(cached)  # atomic: pytest-xdist workers may resolve at once
+    return cached.read_text().strip()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class KafkaBroker:
+    """One Apache Kafka KRaft node (broker and controller) on 127.0.0.1, in a child process.
+
+    ``with KafkaBroker() as kafka: ... kafka.bootstrap_servers``; or :meth:`start` and
+    :meth:`stop`. ``sasl_mechanisms`` adds a SASL_PLAINTEXT listener (``sasl_port``); only
+    OAUTHBEARER with Kafka's unsecured JWS validator needs no user set-up, so that is what
+    is configured for it. ``config`` is laid over :data:`MOCKKAFKA_LIKE_CONFIG`.
+    """
+
+    def __init__(
+        self,
+        version: str = DEFAULT_VERSION,
+        *,
+        config: Mapping[str, str] | None = None,
+        sasl_mechanisms: tuple[str, ...] = (),
+        cluster_id: str | None = None,
+        node_id: int = 1,
+    ) -> None:
+        unknown = set(sasl_mechanisms) - {"OAUTHBEARER"}
+        if unknown:
+            raise ValueError(f"sasl_mechanisms: only OAUTHBEARER is set up, not {sorted(unknown)}")
+        self.version = version
+        self.config = {**MOCKKAFKA_LIKE_CONFIG, **(config or {})}
+        self.sasl_mechanisms = sasl_mechanisms
+        self.cluster_id = cluster_id or _kafka_uuid()
+        self.node_id = node_id
+        self.port = 0
+        self.sasl_port = 0
+        self.start_seconds = 0.0
+        self._dir: Path | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def sasl_bootstrap_servers(self) -> str:
+        return f"127.0.0.1:{self.sasl_port}"
+
+    def __enter__(self) -> KafkaBroker:
+        return self.start()
+
+    def __exit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def _properties(self, data: Path, controller_port: int) -> str:
+        listeners = [f"PLAINTEXT://127.0.0.1:{self.port}"]
+        protocols = ["PLAINTEXT:PLAINTEXT", "CONTROLLER:PLAINTEXT"]
+        props = {
+            "process.roles": "broker,controller",
+            "node.id": str(self.node_id),
+            "controller.quorum.voters": f"{self.node_id}@127.0.0.1:{controller_port}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "log.dirs": str(data),
+        }
+        if self.sasl_mechanisms:
+            listeners.append(f"SASL_PLAINTEXT://127.0.0.1:{self.sasl_port}")
+            protocols.append("SASL_PLAINTEXT:SASL_PLAINTEXT")
+            props["sasl.enabled.mechanisms"] = ",".join(self.sasl_mechanisms)
+            props["listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config"] = (
+                "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+                'unsecuredLoginStringClaim_sub="broker";'
+            )
+        props["listeners"] = ",".join([*listeners, f"CONTROLLER://127.0.0.1:{controller_port}"])
+        props["advertised.listeners"] = ",".join(listeners)
+        props["listener.security.protocol.map"] = ",".join(protocols)
+        props.update(self.config)
+        return "".join(f"{k}={v}\n" for k, v in props.items())
+
+    def start(self, *, timeout: float = START_TIMEOUT_S) -> KafkaBroker:
+        """Format the storage, start the broker, and wait until it serves Metadata.
+
+        Raises :class:`KafkaUnavailable` (with the end of the broker's log) when it does not
+        come up within ``timeout`` seconds.
+        """
+        classpath = broker_classpath(self.version)
+        started = time.monotonic()
+        self._dir = Path(tempfile.mkdtemp(prefix="mockkafka-kafka-"))
+        self.port = _free_port()
+        self.sasl_port = _free_port() if self.sasl_mechanisms else 0
+        controller_port = _free_port()
+        props = self._dir / "server.properties"
+        props.write_text(self._properties(self._dir / "data", controller_port))
+        (self._dir / "log4j2.yaml").write_text(_LOG4J2)
+        java = ["java", "-Xms128m", "-Xmx768m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+        java += [f"-Dlog4j2.configurationFile={self._dir / 'log4j2.yaml'}", "-cp", classpath]
+        fmt = [*java, "kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c", str(props)]
+        try:
+            proc = subprocess.run(fmt, capture_output=True, text=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            raise KafkaUnavailable(
+                f"kafka StorageTool format timed out after {timeout} s"
+            ) from None
+        if proc.returncode:
+            self.stop()
+            raise KafkaUnavailable(f"kafka StorageTool format failed: {proc.stdout[-2000:]}")
+        log = (self._dir / "broker.log").open("wb")
+        self._proc = subprocess.Popen(
+            [*java, "kafka.Kafka", str(props)], stdout=log, stderr=subprocess.STDOUT
+        )
+        log.close()
+        deadline = started + timeout
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                break
+            if self._serves_metadata():
+                self.start_seconds = time.monotonic() - started
+                return self
+            time.sleep(0.1)
+        tail = self.log()[-3000:]
+        self.stop()
+        raise KafkaUnavailable(f"Kafka {self.version} did not start within {timeout} s:\n{tail}")
+
+    def _serves_metadata(self) -> bool:
+        try:
+            return bool(self.request("Metadata", 12, {"topics": []}, timeout=2.0)["brokers"])
+        except OSError:
+            return False
+
+    def request(
+        self, api: str, version: int, body: dict[str, Any], *, timeout: float = 30.0
+    ) -> dict[str, Any]:
+        """Send one request on a fresh plaintext connection and return the decoded answer
+        (raises OSError when the broker closes the connection instead)."""
+        return request_to("127.0.0.1", self.port, api, version, body, timeout=timeout)
+
+    def log(self) -> str:
+        """What the broker wrote to stdout/stderr so far (WARN and above)."""
+        if self._dir is None or not (self._dir / "broker.log").is_file():
+            return ""
+        return (self._dir / "broker.log").read_text(errors="replace")
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._proc is None else self._proc.pid
+
+    def stop(self) -> None:
+        """Kill the broker and remove its directory (idempotent)."""
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                self._proc.kill()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self._proc.wait(10)
+            self._proc = None
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+
+def request_to(
+    host: str, port: int, api: str, version: int, body: dict[str, Any], *, timeout: float = 30.0
+) -> dict[str, Any]:
+    """One request to a Kafka broker at ``host:port`` on a fresh plaintext connection; the
+    decoded answer (OSError when the broker closes the connection instead)."""
+    from mockkafka.protocol.framing import NEED_DATA, ClientConnection, Response
+
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        conn = ClientConnection(client_id="mockkafka-kafka-broker")
+        sock.sendall(conn.send_request(api, version, body))
+        while True:
+            ev = conn.next_event()
+            if isinstance(ev, Response):
+                answer: dict[str, Any] = ev.body
+                return answer
+            assert ev is NEED_DATA
+            data = sock.recv(1 << 20)
+            if not data:
+                raise ConnectionError(f"Kafka closed the connection on {api} v{version}")
+            conn.receive_data(data)
+
+
+def _kafka_uuid() -> str:
+    """A random cluster id the way Kafka writes one (URL-safe base64 of 16 bytes)."""
+    import base64
+
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+if __name__ == "__main__":  # python -m mockkafka.kafka_broker [VERSION...]: fetch the jars
+    import sys
+
+    for v in sys.argv[1:] or [DEFAULT_VERSION]:
+        print(f"kafka {v}: {len(broker_classpath(v).split(os.pathsep))} jars")
