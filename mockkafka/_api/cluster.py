@@ -646,10 +646,10 @@ async def open_cluster(
                 nursery.cancel_scope.cancel()
     except BaseException as exc:
         leaf = leaf_exception(exc)
-        if listening or not isinstance(leaf, OSError) or isinstance(leaf, ListenError):
+        if listening or not isinstance(leaf, ListenError) or leaf is exc:
             raise
         # a broker could not listen: one line, as Cluster.start() says it
-        raise ListenError(leaf.errno, leaf.strerror or str(leaf)) from None
+        raise ListenError(leaf.errno, leaf.strerror) from None
     cluster.raise_broker_errors()
     cluster.check_rules()
 

@@ -94,9 +94,9 @@ class ThreadedRunner:
             self._thread.join(10)
             self._thread = None
             leaf = leaf_exception(self._startup_error)
-            if isinstance(leaf, OSError) and not isinstance(leaf, ListenError):
+            if isinstance(leaf, ListenError):
                 # one line, not trio's nested exception groups
-                raise ListenError(leaf.errno, leaf.strerror or str(leaf)) from None
+                raise ListenError(leaf.errno, leaf.strerror) from None
             raise self._startup_error
 
     def _thread_main(self) -> None:
