@@ -631,7 +631,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     import trio
 
-    from mockkafka.errors import MockKafkaError, leaf_exception
+    from mockkafka.errors import ListenError, MockKafkaError, leaf_exception
 
     try:
         return trio.run(
@@ -645,6 +645,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except BaseException as group:
         leaf = leaf_exception(group)
+        if isinstance(leaf, ListenError):  # a broker cannot listen: status 1, as any OSError
+            return _problem("serve", leaf.strerror or str(leaf), status=1)
         if isinstance(leaf, MockKafkaError):
             return _problem("serve", str(leaf))
         if isinstance(leaf, OSError):

@@ -58,7 +58,7 @@ class KafkaApiError(MockKafkaError):
         self.detail = message
 
 
-class ListenError(OSError):
+class ListenError(MockKafkaError, OSError):
     """A broker cannot listen (a ``port`` in use, an address not available). One line,
     naming the broker and ``host:port``, as ``mockkafka serve`` and the pytest plugin
     report it; ``errno`` is the operating system's. Choose another port, or ``port=0``
