@@ -98,6 +98,16 @@ def parse_topic(text: str) -> TopicSpec:
     return TopicSpec(parts[0], *nums)
 
 
+def _parameter(text: str) -> tuple[str, str]:
+    """``NAME=VALUE`` of ``--set`` (argparse type); the scenario checks name and type."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(
+            f"invalid --set {text!r}: expected NAME=VALUE, e.g. topic=payments"
+        )
+    return name.strip(), value
+
+
 def _port(text: str) -> int:
     try:
         port = int(text)
@@ -162,7 +172,12 @@ def _version() -> str:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a bad flag is one line (``mockkafka serve: ...``) and status 2."""
+    """argparse, but a bad flag is one line (``mockkafka serve: ...``) and status 2, and no
+    flag is taken as an abbreviation of another (``--broker 3`` is not ``--brokers 3``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> typing.NoReturn:
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
@@ -186,6 +201,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--scenario",
         metavar="NAME|FILE",
         help="play a scenario (a library name, see `mockkafka scenarios`, or a .yaml file)",
+    )
+    s.add_argument(
+        "--set",
+        dest="scenario_parameters",
+        type=_parameter,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="bind a parameter of --scenario, e.g. topic=payments (repeatable; "
+        "`mockkafka scenarios --show NAME` lists them)",
+    )
+    s.add_argument(
+        "--skip-expect",
+        action="append",
+        default=[],
+        metavar="CHECK",
+        help="leave a check of the scenario's expect: out, e.g. committed (repeatable)",
     )
     s.add_argument(
         "--control-port",
@@ -267,7 +299,10 @@ def build_parser() -> argparse.ArgumentParser:
     px.add_argument("--host", default="127.0.0.1", help="where the listeners bind")
     a = sub.add_parser("apis", help="list the API keys and versions the broker serves")
     a.add_argument("--kafka-version", metavar="RELEASE", help="as that Kafka release would")
-    sub.add_parser("scenarios", help="list the library scenarios with one-line descriptions")
+    ls = sub.add_parser("scenarios", help="list the library scenarios with one-line descriptions")
+    ls.add_argument(
+        "--show", metavar="NAME", help="print one scenario: its parameters and its YAML"
+    )
     sc = sub.add_parser("scenario", help="work with a scenario file")
     scs = sc.add_subparsers(dest="scenario_command", required=True, parser_class=_Parser)
     check = scs.add_parser("check", help="validate a scenario file (exit 0) or explain (exit 1)")
@@ -329,7 +364,7 @@ def check_args(args: argparse.Namespace) -> None:
         if t.replication_factor > args.brokers:
             raise UsageProblem(
                 f"topic {t.name!r} asks for replication factor {t.replication_factor} but "
-                f"there are only {args.brokers} brokers"
+                f"there are only {args.brokers} brokers (add --brokers {t.replication_factor})"
             )
     from mockkafka._api.options import make_config
     from mockkafka.errors import ConfigError
@@ -566,6 +601,27 @@ def list_scenarios() -> int:
     return 0
 
 
+def show_scenario(name: str) -> int:
+    """``mockkafka scenarios --show NAME``: the parameters, then the file as written."""
+    from mockkafka.scenario.loader import find
+    from mockkafka.scenario.model import Scenario, ScenarioError
+    from mockkafka.scenario.params import describe
+
+    try:
+        path = find(name)
+        sc = Scenario.load(path)
+    except ScenarioError as exc:
+        return _problem("scenarios --show", str(exc))
+    print(f"# {sc.name}: {sc.description}")
+    print(f"# file: {path}")
+    if sc.parameters:
+        print("# parameters (bind with --set NAME=VALUE, or NAME=... in Python):")
+        for line in describe(sc.parameters).splitlines():
+            print(f"#   {line}")
+    print(path.read_text(), end="")
+    return 0
+
+
 def check_scenario(target: str) -> int:
     from mockkafka.scenario.model import Scenario, ScenarioError
 
@@ -585,7 +641,11 @@ def load_scenario(args: argparse.Namespace) -> Scenario | None:
         from mockkafka.scenario.model import Scenario, ScenarioError
 
         try:
-            scenario = Scenario.load(args.scenario)
+            scenario = Scenario.load(
+                args.scenario,
+                skip_expect=args.skip_expect,
+                **dict(args.scenario_parameters),
+            )
         except ScenarioError as exc:
             raise UsageProblem(str(exc)) from None
         if args.brokers is None:
@@ -595,6 +655,8 @@ def load_scenario(args: argparse.Namespace) -> Scenario | None:
                 f"scenario {scenario.name!r} needs {scenario.cluster.brokers} brokers; "
                 f"--brokers is {args.brokers}"
             )
+    elif args.scenario_parameters or args.skip_expect:
+        raise UsageProblem("--set and --skip-expect bind a --scenario; there is none")
     if args.brokers is None:
         args.brokers = 1
     return scenario
@@ -626,6 +688,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ConfigError as exc:
             return _problem("apis", str(exc))
     if args.command == "scenarios":
+        if args.show is not None:
+            return _quiet_broken_pipe(lambda: show_scenario(args.show))
         return _quiet_broken_pipe(list_scenarios)
     if args.command == "proxy":
         return run_proxy(args.upstream, args.host)
@@ -653,7 +717,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _problem("serve", exc.strerror or str(exc), status=1)
     import trio
 
-    from mockkafka.errors import MockKafkaError, leaf_exception
+    from mockkafka.errors import ListenError, MockKafkaError, leaf_exception
 
     try:
         return trio.run(
@@ -668,6 +732,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except BaseException as group:
         leaf = leaf_exception(group)
+        if isinstance(leaf, ListenError):  # a broker cannot listen: status 1, as any OSError
+            return _problem("serve", leaf.strerror or str(leaf), status=1)
         if isinstance(leaf, MockKafkaError):
             return _problem("serve", str(leaf))
         if isinstance(leaf, OSError):

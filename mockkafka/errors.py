@@ -58,6 +58,16 @@ class KafkaApiError(MockKafkaError):
         self.detail = message
 
 
+class ListenError(MockKafkaError, OSError):
+    """A broker cannot listen (a ``port`` in use, an address not available). One line,
+    naming the broker and ``host:port``, as ``mockkafka serve`` and the pytest plugin
+    report it; ``errno`` is the operating system's. Choose another port, or ``port=0``
+    for free ones."""
+
+    def __str__(self) -> str:
+        return str(self.strerror or super().__str__())
+
+
 class WaitTimeout(MockKafkaError, TimeoutError):
     """A wait (``wait_for_group``, ``rule.wait_fired``, ...) did not see what it waited for
     in time. The message shows the last state seen; ``last_seen`` holds it as text."""
@@ -94,6 +104,7 @@ __all__ = [
     "ErrorCode",
     "FrameTooLarge",
     "KafkaApiError",
+    "ListenError",
     "MockKafkaError",
     "ProtocolError",
     "UnfiredRuleWarning",

@@ -1,6 +1,6 @@
 """Test PySpark pipelines that use Spark's own Kafka connector against a mockkafka cluster.
 
-Install with ``pip install 'mockkafka[spark]'``; you also need Java (17 or 21) and Maven (``mvn``)
+Install with ``pip install '.[spark]'`` in the clone; you also need Java (17 or 21) and Maven (``mvn``)
 once, to fetch the connector ``org.apache.spark:spark-sql-kafka-0-10_<scala>:<spark version>``
 and its dependencies into ``~/.m2``. After that first run everything works offline.
 
@@ -94,7 +94,7 @@ def _pyspark() -> tuple[str, Path]:
         import pyspark
     except ImportError:
         raise SparkUnavailable(
-            "pyspark is not installed: pip install 'mockkafka[spark]' "
+            "pyspark is not installed: pip install pyspark (the [spark] extra: pip install '.[spark]' in a clone) "
             f"(pyspark {SUGGESTED_VERSION} is the newest that has a Kafka connector on Maven Central)"
         ) from None
     jars = Path(pyspark.__file__).parent / "jars"
@@ -260,14 +260,43 @@ TEST_CONF: Mapping[str, str] = {
 }
 
 
+#: Spark's loggers that print a JVM stack trace for every failed task, write and query. A
+#: failure a test expects (``failOnDataLoss``, an aborted write) printed some 300 lines of
+#: them; the failure still reaches the test as the query's ``exception()`` or the error an
+#: action raises, with its cause.
+QUIET_LOGGERS = (
+    "org.apache.spark.executor.Executor",
+    "org.apache.spark.scheduler.TaskSetManager",
+    "org.apache.spark.sql.execution.datasources.v2",
+    "org.apache.spark.sql.execution.streaming",
+)
+
+
+def quiet_task_failures(session: SparkSession) -> None:
+    """Switch off :data:`QUIET_LOGGERS` (log4j 2, Spark 3.3+); a no-op where that fails."""
+    try:
+        jvm: Any = session.sparkContext._jvm
+        log4j = jvm.org.apache.logging.log4j
+        for name in QUIET_LOGGERS:
+            log4j.core.config.Configurator.setLevel(name, log4j.Level.OFF)
+    except Exception:  # another logging backend (py4j error): keep Spark's output
+        return
+
+
 def local_spark_session(
-    *, app_name: str = "mockkafka-tests", conf: Mapping[str, str] | None = None
+    *,
+    app_name: str = "mockkafka-tests",
+    conf: Mapping[str, str] | None = None,
+    quiet: bool = True,
 ) -> SparkSession:
     """A ``local[2]`` SparkSession with the Kafka connector on its classpath, tuned for tests.
 
-    ``conf`` adds or overrides Spark settings. Raises :class:`SparkUnavailable` when pyspark,
-    Java or the connector is missing. Stop it with ``session.stop()`` when done; the ``spark``
-    fixture shares one per test session.
+    ``conf`` adds or overrides Spark settings. ``quiet`` (the default) keeps the JVM stack
+    traces of failed tasks and queries out of the test output (:func:`quiet_task_failures`):
+    a failure reaches the test as the query's ``exception()`` or an action's error anyway;
+    ``quiet=False`` shows them. Raises :class:`SparkUnavailable` when pyspark, Java or the
+    connector is missing. Stop it with ``session.stop()`` when done; the ``spark`` fixture
+    shares one per test session.
     """
     _pyspark()
     _check_java()
@@ -281,6 +310,8 @@ def local_spark_session(
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
+    if quiet:
+        quiet_task_failures(session)
     return session
 
 
@@ -346,6 +377,12 @@ class SparkKafka:
         if topic is not None:
             out["topic"] = topic
         return {**out, **options}
+
+    def fetch_positions(self, topic: str | None = None) -> dict[tuple[str, int], int]:
+        """``{(topic, partition): offset}``: how far Spark's consumers have fetched each
+        partition, by topic name although Spark's Kafka client fetches by topic id (see
+        :meth:`mockkafka.server.traffic.TrafficLog.fetch_positions`)."""
+        return self.cluster.traffic.fetch_positions(topic)
 
     def options(self, **options: Any) -> dict[str, str]:
         """The bare connection options (bootstrap + client settings) plus ``options``."""

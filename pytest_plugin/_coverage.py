@@ -95,11 +95,11 @@ def build_report(cov: coverage.FaultCoverage) -> dict[str, Any]:
     keys, verbs = coverage.universe()
     known = set(keys)
     exercised = [
-        {"api": a, "fault": k, "error": e or None, "count": n}
+        {"api": a, "fault": k, "error": e or None, "count": n, "kafka": coverage.realism(a, k, e)}
         for (a, k, e), n in sorted(cov.faults.items())
     ]
     never = [
-        {"api": a, "fault": k, "error": e or None}
+        {"api": a, "fault": k, "error": e or None, "kafka": coverage.realism(a, k, e)}
         for a, k, e in keys
         if (a, k, e) not in cov.faults
     ]
@@ -130,13 +130,19 @@ def format_table(report: dict[str, Any]) -> list[str]:
     rows: dict[str, tuple[list[str], int]] = {}
     for item in report["faults"]["exercised"]:
         label = item["fault"] + (f"={item['error']}" if item["error"] else "")
+        if item.get("kafka") == "beyond Kafka":
+            label += " (beyond Kafka)"
         done, missing = rows.get(item["api"], ([], 0))
         rows[item["api"]] = ([*done, f"{label} x{item['count']}"], missing)
     for item in report["faults"]["never"]:
         done, missing = rows.get(item["api"], ([], 0))
         rows[item["api"]] = (done, missing + 1)
     f = report["faults"]
-    lines = [f"fault combinations exercised: {f['covered']} of {f['total']} known"]
+    beyond = sum(1 for i in f["exercised"] if i.get("kafka") == "beyond Kafka")
+    lines = [
+        f"fault combinations exercised: {f['covered']} of {f['total']} known; "
+        f"{len(f['exercised']) - beyond} as Kafka, {beyond} beyond Kafka (asked for by name)"
+    ]
     width = max((len(a) for a in rows), default=3)
     lines.append(f"{'API'.ljust(width)}  never  exercised")
     for api in sorted(rows):

@@ -100,45 +100,15 @@ def _unknown_key(key: str, source: str) -> OptionsError:
 
 
 def _parse_topics(value: Any, source: str) -> dict[str, TopicSpec]:
-    if isinstance(value, str) or not isinstance(value, Mapping | list | tuple | set):
-        raise OptionsError(
-            f"{source}: topics must be a dict {{name: partitions}} or a list of names, "
-            f"got {value!r}"
-        )
-    items: Iterable[tuple[Any, Any]] = (
-        value.items() if isinstance(value, Mapping) else ((name, -1) for name in value)
-    )
-    out: dict[str, TopicSpec] = {}
-    for name, spec in items:
-        if not isinstance(name, str) or not name:
-            raise OptionsError(f"{source}: topic names must be non-empty strings, got {name!r}")
-        where = f"{source}: topic {name!r}"
-        if spec is None:
-            out[name] = TopicSpec()
-        elif isinstance(spec, int) and not isinstance(spec, bool):
-            out[name] = TopicSpec(partitions=spec)
-        elif isinstance(spec, Mapping):
-            extra = set(spec) - {"partitions", "replication_factor", "config"}
-            if extra:
-                raise OptionsError(
-                    f"{where}: unknown key(s) {', '.join(sorted(map(str, extra)))}; "
-                    "use partitions, replication_factor, config"
-                )
-            partitions = spec.get("partitions", -1)
-            rf = spec.get("replication_factor", -1)
-            config = spec.get("config") or {}
-            for label, n in (("partitions", partitions), ("replication_factor", rf)):
-                if not isinstance(n, int) or isinstance(n, bool):
-                    raise OptionsError(f"{where}: {label} must be an int, got {n!r}")
-            if not isinstance(config, Mapping):
-                raise OptionsError(f"{where}: config must be a dict, got {config!r}")
-            out[name] = TopicSpec(partitions, rf, {str(k): str(v) for k, v in config.items()})
-        else:
-            raise OptionsError(
-                f"{where}: expected a partition count or a dict with partitions, "
-                f"replication_factor, config; got {spec!r}"
-            )
-    return out
+    # the same forms and messages as mockkafka.Cluster(topics=...)
+    from mockkafka._api.options import parse_topics
+    from mockkafka.errors import ConfigError
+
+    try:
+        parsed = parse_topics(value)
+    except ConfigError as exc:
+        raise OptionsError(f"{source}: {exc}") from None
+    return {name: TopicSpec(p, rf, cfg) for name, (p, rf, cfg) in parsed.items()}
 
 
 def _check_type(key: str, value: Any, source: str) -> Any:

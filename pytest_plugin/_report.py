@@ -122,7 +122,7 @@ class TestClusters:
         strict = False
         for t in self.clusters:
             for rule in t.cluster.unfired_rules():
-                out.append(f"{t.label}: {rule}")
+                out.append(f"{t.label}: {rule}{t.cluster.why_unfired(rule)}")
                 strict = strict or t.strict_faults
         return out, strict
 

@@ -1,7 +1,9 @@
 """``@pytest.mark.kafka_scenario("leader-failover")``: a YAML scenario alongside a test.
 
 The marker names a library scenario or a ``.yaml`` path (relative to the test file, then to
-the current directory). The ``kafka_cluster`` fixture then gets the scenario's brokers and
+the current directory), then binds the scenario's parameters by keyword
+(``topic="payments", group="ledger"``; an unknown one is a usage error with a did-you-mean)
+and may leave checks out (``skip_expect=["committed"]``). The ``kafka_cluster`` fixture then gets the scenario's brokers and
 cluster options (a ``kafka_cluster`` marker still wins), its topics and seed data, and the
 scenario's steps play in the background while the test runs. When the test body returns,
 the steps not yet run are cancelled and ``expect:`` is checked: every failed expectation
@@ -23,7 +25,8 @@ if TYPE_CHECKING:
 MARKER = "kafka_scenario"
 RUN_KEY: pytest.StashKey[ScenarioThread] = pytest.StashKey()
 MARKER_HELP = (
-    "kafka_scenario(name_or_path): play a YAML scenario (library name or .yaml path) "
+    "kafka_scenario(name_or_path, **parameters, skip_expect=()): play a YAML scenario "
+    "(library name or .yaml path; parameters bound to your names, e.g. topic='payments') "
     "alongside the test on the kafka_cluster fixture; its expect: is checked when the test "
     "body returns"
 )
@@ -41,10 +44,12 @@ def scenario_of(item: pytest.Item) -> Scenario | None:
     mark = item.get_closest_marker(MARKER)
     if mark is None:
         return None
-    if len(mark.args) != 1 or mark.kwargs or not isinstance(mark.args[0], str | Path):
+    if len(mark.args) != 1 or not isinstance(mark.args[0], str | Path):
         _usage_error(
             "@pytest.mark.kafka_scenario takes one argument: a library scenario name "
-            "(`mockkafka scenarios` lists them) or a path to a .yaml file"
+            "(`mockkafka scenarios` lists them) or a path to a .yaml file, then the "
+            "scenario's parameters as keywords (topic='payments', group='ledger') and "
+            "skip_expect=[...]"
         )
     from mockkafka import Scenario, ScenarioError
 
@@ -54,11 +59,32 @@ def scenario_of(item: pytest.Item) -> Scenario | None:
         if here.is_file():
             target = here
     try:
-        return Scenario.load(target)
+        return Scenario.load(target, **mark.kwargs)
     except ScenarioError as exc:
         message = f"@pytest.mark.kafka_scenario: {exc}"
     _usage_error(message)
     return None
+
+
+#: The marks mockkafka registers (a near miss is reported: pytest only warns about it).
+MARKS = ("kafka_cluster", MARKER)
+
+
+def check_mark_names(item: pytest.Item) -> None:
+    """A misspelt mockkafka mark (``kafka_clsuter``) is a usage error naming the mark it
+    meant: pytest would only warn, and the test would run on a default cluster."""
+    __tracebackhide__ = True
+    import difflib
+
+    for mark in item.iter_markers():
+        if mark.name in MARKS:
+            continue
+        close = difflib.get_close_matches(mark.name, MARKS, n=1, cutoff=0.8)
+        if close:
+            _usage_error(
+                f"@pytest.mark.{mark.name} is not a mockkafka mark (did you mean "
+                f"{close[0]}?); mockkafka's marks are {', '.join(MARKS)}"
+            )
 
 
 def check_fixture(item: pytest.Item) -> None:

@@ -149,6 +149,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from ._install import shadowing_folder, shadowing_message
+
+    shadow = shadowing_folder()
+    if shadow is not None:
+        raise pytest.UsageError(shadowing_message(shadow))
     config.addinivalue_line(
         "markers",
         "kafka_cluster(**options): options of the kafka_cluster fixture for this test: "
@@ -544,6 +549,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    _scenario.check_mark_names(item)
     _scenario.check_fixture(item)
 
 

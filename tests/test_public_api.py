@@ -75,6 +75,7 @@ CLUSTER_EXTRAS = {
     "call",
     "raise_broker_errors",
     "check_rules",
+    "why_unfired",
 }
 
 

@@ -4,8 +4,8 @@ invoiced (at least once). Run it with ``python -m pytest examples/fuzz_worker``.
 Against the buggy worker (``commit_before_processing=True``) hypothesis finds a plan that
 breaks the property and shrinks it to one step, e.g.
 ``FaultPlan(steps=(Step(action=Fault(match=Match(api=('Produce',)),
-actions=(Error(code='MESSAGE_TOO_LARGE'),))),), topics=(('orders', 1), ('invoices', 1)))``:
-the invoice cannot be written, the worker crashes after committing, and the restarted worker
+actions=(Error(code='UNKNOWN_SERVER_ERROR'),))),), topics=(('orders', 1), ('invoices', 1)))``:
+the broker fails to write the invoice, the worker crashes after committing, and the restarted worker
 skips the orders of that batch. The fixed worker passes every plan.
 """
 
@@ -25,6 +25,17 @@ PLANS = fault_plans(
     topics=[ORDERS, INVOICES],
     apis=["Produce", "Fetch", "OffsetCommit"],
     verbs=["error", "drop_connection", "delay"],
+    # the errors a broker could answer these requests (all "as Kafka"): a leader moving,
+    # an ISR shrinking, a write timing out after the append, a broker failing, a moving
+    # or loading group coordinator
+    errors=[
+        "NOT_LEADER_OR_FOLLOWER",
+        "NOT_ENOUGH_REPLICAS",
+        "REQUEST_TIMED_OUT",
+        "UNKNOWN_SERVER_ERROR",
+        "NOT_COORDINATOR",
+        "COORDINATOR_LOAD_IN_PROGRESS",
+    ],
     max_steps=3,
     max_ms=100,
     timed=False,

@@ -1,4 +1,4 @@
-"""The pipeline's tests need pyspark (``pip install 'mockkafka[spark]'``): without it they are
+"""The pipeline's tests need pyspark (``pip install '.[spark]'`` in the clone): without it they are
 not collected, so the default test run works on a machine without Spark. The ``spark`` fixture's
 own tests (tests/plugin/test_spark_fixtures.py) say, as a skip reason, what is missing."""
 

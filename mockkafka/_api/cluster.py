@@ -11,8 +11,11 @@ second one, with no locking. After each verb the loop notifies the cluster's
 
 from __future__ import annotations
 
+import difflib
+import fnmatch
 import socket
 import threading
+import uuid
 import warnings
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -21,11 +24,18 @@ from typing import Any, TypeVar
 
 import trio
 
-from mockkafka._api.options import check_endpoint, make_config
+from mockkafka._api.options import TopicArgs, check_endpoint, make_config, parse_topics
 from mockkafka._api.verbs import ClusterVerbs
 from mockkafka.cluster.state import ClusterState
 from mockkafka.cluster.violations import Violation, violations
-from mockkafka.errors import BrokerError, MockKafkaError, UnfiredRulesError, UnfiredRuleWarning
+from mockkafka.errors import (
+    BrokerError,
+    ListenError,
+    MockKafkaError,
+    UnfiredRulesError,
+    UnfiredRuleWarning,
+    leaf_exception,
+)
 from mockkafka.faults.engine import Faults, Rule, engine_of
 from mockkafka.protocol import records as rec
 from mockkafka.server.runner import ThreadedRunner, call_on_loop
@@ -37,12 +47,15 @@ from mockkafka.views import BrokerView, GroupView, ShareGroupView, TransactionVi
 T = TypeVar("T")
 
 
-def report_unfired(unfired: list[Rule], *, strict: bool) -> None:
-    """Rules that never fired: UnfiredRulesError when ``strict``, else an UnfiredRuleWarning
-    pointing at the caller's caller (the ``with`` block that ended)."""
+def report_unfired(
+    unfired: list[Rule], *, strict: bool, why: Callable[[Rule], str] | None = None
+) -> None:
+    """Rules that never fired (each followed by ``why(rule)``, e.g. a topic that never
+    existed): UnfiredRulesError when ``strict``, else an UnfiredRuleWarning pointing at the
+    caller's caller (the ``with`` block that ended)."""
     if not unfired:
         return
-    lines = "\n".join(f"  {r}" for r in unfired)
+    lines = "\n".join(f"  {r}{why(r) if why is not None else ''}" for r in unfired)
     message = f"{len(unfired)} fault rule(s) never fired:\n{lines}"
     if strict:
         raise UnfiredRulesError(message)
@@ -65,6 +78,12 @@ class _ClusterBase(ClusterVerbs):
         self.strict_faults = strict_faults
         self._faults = Faults(engine_of(self._state), self._call, waits, self._state)
         server.traffic.waits = waits
+
+        def topic_name(tid: uuid.UUID) -> str | None:
+            t = server.state.topics_by_id.get(tid)  # a dict read: safe from any thread
+            return None if t is None else t.name
+
+        server.traffic.topic_name = topic_name
 
     def _run(self, fn: Callable[[], T]) -> T:  # pragma: no cover - provided by the flavour
         raise NotImplementedError
@@ -185,10 +204,31 @@ class _ClusterBase(ClusterVerbs):
         ``strict_faults=True``)."""
         return [r for r in self._faults.rules() if r.fired == 0]
 
+    def why_unfired(self, rule: Rule) -> str:
+        """Why ``rule`` could not fire, when the cluster can tell: it names a topic that does
+        not exist (`` -- topic 'paymnets' does not exist (did you mean payments?); topics:
+        payments``). Empty otherwise. Appended to the teardown report of unfired rules."""
+        topic = rule.match.topic
+        if topic is None:
+            return ""
+        try:
+            names = sorted(self._state.topics)  # a snapshot of the keys; the loop may run
+        except RuntimeError:  # changed while read: report without the hint
+            return ""
+        if any(fnmatch.fnmatchcase(n, topic) for n in names):
+            return ""
+        close = difflib.get_close_matches(topic, names, n=2)
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        return (
+            f" -- it names topic {topic!r}, which does not exist{hint}; "
+            f"topics: {', '.join(n for n in names if not n.startswith('__')) or 'none'}"
+        )
+
     def check_rules(self) -> None:
         """Report rules that never fired: UnfiredRulesError when ``strict_faults`` is on, an
-        UnfiredRuleWarning otherwise. Called when the cluster's ``with`` block ends."""
-        report_unfired(self.unfired_rules(), strict=self.strict_faults)
+        UnfiredRuleWarning otherwise (naming a topic that never existed, with a
+        did-you-mean). Called when the cluster's ``with`` block ends."""
+        report_unfired(self.unfired_rules(), strict=self.strict_faults, why=self.why_unfired)
 
     # -- errors inside the broker --------------------------------------------------------------
 
@@ -239,6 +279,10 @@ class Cluster(_ClusterBase):
             cluster.create_topic("orders", partitions=6, replication_factor=3)
             producer = Producer({"bootstrap.servers": cluster.bootstrap_servers})
 
+    ``topics`` creates topics when the cluster starts, in the forms the pytest markers take:
+    ``["orders", "audit"]``, ``{"orders": 6}`` or
+    ``{"orders": {"partitions": 6, "replication_factor": 3, "config": {...}}}``.
+
     Options are :class:`~mockkafka.ClusterConfig` fields (``auto_create_topics``,
     ``group_initial_rebalance_delay_ms``, ``first_node_id``, ``kafka_version``, ...); an
     unknown name or a wrong type raises ConfigError. ``config={"num.partitions": 3, ...}``
@@ -260,10 +304,12 @@ class Cluster(_ClusterBase):
         host: str = "127.0.0.1",
         record_traffic: bool = True,
         strict_faults: bool = False,
+        topics: Any = None,
         **options: Any,
     ) -> None:
         config = make_config(brokers, options)
         ports = check_endpoint(config, port, host, record_traffic, strict_faults)
+        self._topics = parse_topics(topics) if topics is not None else {}
         server = ClusterServer(
             ClusterState(config),
             host=host,
@@ -281,8 +327,15 @@ class Cluster(_ClusterBase):
         return self._runner.call(fn)
 
     def start(self) -> Cluster:
-        """Start serving; returns once every broker listens."""
+        """Start serving; returns once every broker listens and the ``topics`` exist.
+        A broker that cannot listen (a fixed ``port`` in use) raises
+        :class:`~mockkafka.ListenError`, an OSError naming the broker and port."""
         self._runner.start()
+        try:
+            _create_topics(self, self._topics)
+        except BaseException:
+            self._runner.stop()
+            raise
         return self
 
     def stop(self) -> None:
@@ -574,6 +627,7 @@ async def open_cluster(
     strict_faults: bool = False,
     sockets: dict[int, socket.socket] | None = None,
     before_serving: Callable[[AsyncCluster], object] | None = None,
+    topics: Any = None,
     **options: Any,
 ) -> AsyncIterator[AsyncCluster]:
     """``async with open_cluster(brokers=3) as cluster:`` -- a cluster on this trio loop.
@@ -589,6 +643,7 @@ async def open_cluster(
     try:
         config = make_config(brokers, options)
         ports = check_endpoint(config, port, host, record_traffic, strict_faults)
+        wanted = parse_topics(topics) if topics is not None else {}
         server = ClusterServer(
             ClusterState(config),
             host=host,
@@ -608,11 +663,32 @@ async def open_cluster(
             for sock in (sockets or {}).values():
                 sock.close()
             raise
-    async with trio.open_nursery() as nursery:
-        await nursery.start(server.run)
-        try:
-            yield cluster
-        finally:
-            nursery.cancel_scope.cancel()
+    listening = False
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(server.run)
+            listening = True
+            try:
+                _create_topics(cluster, wanted)
+                yield cluster
+            finally:
+                nursery.cancel_scope.cancel()
+    except BaseException as exc:
+        leaf = leaf_exception(exc)
+        if listening or not isinstance(leaf, ListenError) or leaf is exc:
+            raise
+        # a broker could not listen: one line, as Cluster.start() says it
+        raise ListenError(leaf.errno, leaf.strerror) from None
     cluster.raise_broker_errors()
     cluster.check_rules()
+
+
+def _create_topics(cluster: Any, topics: dict[str, TopicArgs]) -> None:
+    """The ``topics=`` of a cluster, created as the pytest fixtures create theirs."""
+    for name, (partitions, replication_factor, config) in topics.items():
+        cluster.create_topic(
+            name,
+            partitions=partitions,
+            replication_factor=replication_factor,
+            config=config or None,
+        )

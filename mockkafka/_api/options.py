@@ -4,7 +4,7 @@ types, port ranges. Field-level checks live in :class:`~mockkafka.cluster.config
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import fields
 from typing import Any
 
@@ -13,7 +13,11 @@ from mockkafka.cluster.configs import split_config_options
 from mockkafka.errors import ConfigError
 
 #: Arguments of Cluster(...) that are not ClusterConfig fields.
-CLUSTER_ARGS = ("brokers", "port", "host", "record_traffic", "strict_faults")
+CLUSTER_ARGS = ("brokers", "port", "host", "record_traffic", "strict_faults", "topics")
+
+#: A topic to create when the cluster starts: (partitions, replication_factor, config);
+#: -1 takes the cluster's default.
+TopicArgs = tuple[int, int, dict[str, str]]
 
 
 def option_names() -> list[str]:
@@ -77,3 +81,50 @@ def check_endpoint(
         )
     first = config.first_node_id
     return {first + n: port + n for n in range(config.brokers)}
+
+
+def parse_topics(value: Any) -> dict[str, TopicArgs]:
+    """``topics=`` of ``Cluster(...)``, ``open_cluster(...)`` and the pytest markers: a list
+    of names, ``{name: partitions}`` or ``{name: {partitions, replication_factor, config}}``
+    (None: defaults). Raises ConfigError naming the topic and what is allowed."""
+    if isinstance(value, str) or not isinstance(value, Mapping | list | tuple | set):
+        raise ConfigError(
+            f"topics must be a dict {{name: partitions}} or a list of names, got {value!r}"
+        )
+    items: Iterable[tuple[Any, Any]] = (
+        value.items() if isinstance(value, Mapping) else ((name, -1) for name in value)
+    )
+    out: dict[str, TopicArgs] = {}
+    for name, spec in items:
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"topic names must be non-empty strings, got {name!r}")
+        where = f"topic {name!r}"
+        if spec is None:
+            out[name] = (-1, -1, {})
+        elif isinstance(spec, int) and not isinstance(spec, bool):
+            out[name] = (spec, -1, {})
+        elif isinstance(spec, Mapping):
+            keys = ("partitions", "replication_factor", "config")
+            extra = sorted(map(str, set(spec) - set(keys)))
+            if extra:
+                close = difflib.get_close_matches(extra[0], keys, n=1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                raise ConfigError(
+                    f"{where}: unknown key(s) {', '.join(extra)}{hint}; "
+                    "use partitions, replication_factor, config"
+                )
+            partitions = spec.get("partitions", -1)
+            rf = spec.get("replication_factor", -1)
+            config = spec.get("config") or {}
+            for label, n in (("partitions", partitions), ("replication_factor", rf)):
+                if not isinstance(n, int) or isinstance(n, bool):
+                    raise ConfigError(f"{where}: {label} must be an int, got {n!r}")
+            if not isinstance(config, Mapping):
+                raise ConfigError(f"{where}: config must be a dict, got {config!r}")
+            out[name] = (partitions, rf, {str(k): str(v) for k, v in config.items()})
+        else:
+            raise ConfigError(
+                f"{where}: expected a partition count or a dict with partitions, "
+                f"replication_factor, config; got {spec!r}"
+            )
+    return out

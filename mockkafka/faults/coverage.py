@@ -13,6 +13,8 @@ the pytest plugin merges the counts of xdist workers.
 :func:`universe` lists what *could* be exercised: every (API, ``error``, code) a broker may
 really answer (the table behind :func:`mockkafka.strategies.error_codes`), every other fault
 kind on every client API, and every cluster verb, so a report can say what was never tried.
+:func:`realism` labels each combination "as Kafka" (a real broker could do it, with the
+state made consistent) or "beyond Kafka" (asked for by name: corruption, lies).
 """
 
 from __future__ import annotations
@@ -131,6 +133,26 @@ def note_event(name: str) -> None:
     verb = EVENT_VERBS.get(name, name)
     for sink in _SINKS:
         sink.verbs[verb] += 1
+
+
+#: Fault kinds a real broker or network could produce (an error kind depends on the code).
+_AS_KAFKA_KINDS = frozenset(
+    {"delay", "throttle", "drop_connection", "never_respond", "partial_trailing_batch", "observe"}
+)
+
+AS_KAFKA = "as Kafka"
+BEYOND_KAFKA = "beyond Kafka"
+
+
+def realism(api: str, kind: str, error: str = "") -> str:
+    """``"as Kafka"`` when a real broker could do this to a correct client's request with
+    the state made consistent, else ``"beyond Kafka"`` (a corrupt batch, a custom handler,
+    an error code that claims something false: :func:`error_facts.beyond_kafka`)."""
+    from mockkafka.faults.error_facts import beyond_kafka
+
+    if kind == "error":
+        return BEYOND_KAFKA if error and beyond_kafka(api, error) else AS_KAFKA
+    return AS_KAFKA if kind in _AS_KAFKA_KINDS else BEYOND_KAFKA
 
 
 def universe(apis: Iterable[str] | None = None) -> tuple[list[FaultKey], list[str]]:

@@ -27,6 +27,7 @@ manual clock drives windows in sans-IO tests.
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import random
 from collections.abc import Callable, Iterable
@@ -149,6 +150,21 @@ class Rule:
             raise ConfigError(f"name must be a non-empty string, got {name!r}")
         self.name = name
         return self
+
+    def __getattr__(self, name: str) -> Any:
+        # reached only for a name the rule does not have: say what was meant
+        if name.startswith("_"):
+            raise AttributeError(name)
+        public = sorted(n for n in dir(type(self)) if not n.startswith("_"))
+        public += [n for n in ("name", "match", "trigger", "actions", "matched", "fired")]
+        close = difflib.get_close_matches(name, public, n=2)
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        raise AttributeError(
+            f"Rule has no attribute {name!r}{hint}; triggers: once, times, nth, every_time, "
+            "with_probability, between, for_ms, after, after_event; actions: error, delay, "
+            "throttle, drop_connection, never_respond, partial_trailing_batch, "
+            "corrupt_batch, handler, observe"
+        )
 
     def once(self) -> Rule:
         """Fire on the first match only (the default)."""

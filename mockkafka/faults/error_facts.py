@@ -335,3 +335,109 @@ def possible_errors(api: str, version: int | None) -> tuple[str, ...]:
     table = ERRORS_BY_API[api]
     names = [n for n, since in table.items() if version is None or version >= since]
     return (*names, *ANY_API_ERRORS)
+
+
+# -- as Kafka, or beyond Kafka ---------------------------------------------------------------
+#
+# An injected error is "as Kafka" when a real broker could send it to a well-formed request
+# of a correct client, in a cluster as the fault plans build it (no authorizer, default
+# configs, the client's own producer and group state), with the state made consistent:
+# transient conditions (a leader or coordinator moving, a coordinator loading, an ISR
+# shrinking, a log directory failing) claim nothing the cluster contradicts, and the errors
+# of APPLIED_FIRST are answered only after the request was applied, as Kafka does.
+# Everything else in ERRORS_BY_API claims something false about the request or the cluster
+# (a lie a correct client may rightly not survive): "beyond Kafka", drawn by fault_plans()
+# only when named in errors=, and reported so by the fault-coverage report.
+
+#: Why an error is beyond Kafka in that situation (by error name, for messages and docs).
+BEYOND_KAFKA_REASONS: dict[str, str] = {
+    "TOPIC_AUTHORIZATION_FAILED": "the cluster has no authorizer",
+    "GROUP_AUTHORIZATION_FAILED": "the cluster has no authorizer",
+    "TRANSACTIONAL_ID_AUTHORIZATION_FAILED": "the cluster has no authorizer",
+    "CLUSTER_AUTHORIZATION_FAILED": "the cluster has no authorizer",
+    "MESSAGE_TOO_LARGE": "the batch is within max.message.bytes",
+    "RECORD_LIST_TOO_LARGE": "the batch is within max.message.bytes",
+    "INVALID_TOPIC_EXCEPTION": "the topic name is valid",
+    "INVALID_REQUIRED_ACKS": "acks is valid",
+    "INVALID_TIMESTAMP": "the timestamps are within message.timestamp.*.ms",
+    "UNSUPPORTED_FOR_MESSAGE_FORMAT": "the message format is the current one",
+    "UNSUPPORTED_COMPRESSION_TYPE": "the client may use that compression at that version",
+    "INVALID_RECORD": "the records are valid",
+    "OUT_OF_ORDER_SEQUENCE_NUMBER": "the batch is the next in sequence",
+    "UNKNOWN_PRODUCER_ID": "the broker still holds the producer's state",
+    "INVALID_PRODUCER_EPOCH": "the producer's epoch is the current one",
+    "INVALID_PRODUCER_ID_MAPPING": "the producer id belongs to the transactional id",
+    "INVALID_TXN_STATE": "the transaction is in the state the request needs",
+    "PRODUCER_FENCED": "no newer producer took the transactional id (fence_producer does that consistently)",
+    "TRANSACTION_ABORTABLE": "the transaction has not failed",
+    "OPERATION_NOT_ATTEMPTED": "no other partition of the request failed",
+    "INVALID_TRANSACTION_TIMEOUT": "the timeout is within transaction.max.timeout.ms",
+    "OFFSET_OUT_OF_RANGE": "the offset is within the log (delete_records or truncate_log make it consistent)",
+    "INCONSISTENT_TOPIC_ID": "the topic id is the topic's",
+    "INVALID_REPLICATION_FACTOR": "the replication factor fits the brokers",
+    "UNKNOWN_TOPIC_ID": "the client names the topic as it exists",
+    "OFFSET_METADATA_TOO_LARGE": "the commit metadata is small",
+    "INVALID_COMMIT_OFFSET_SIZE": "the commit fits the offsets topic",
+    "ILLEGAL_GENERATION": "the member's generation is current (trigger_rebalance makes it consistent)",
+    "UNKNOWN_MEMBER_ID": "the member is in the group (expire_member makes it consistent)",
+    "REBALANCE_IN_PROGRESS": "no rebalance is in progress (trigger_rebalance makes it consistent)",
+    "FENCED_INSTANCE_ID": "the client has no group.instance.id",
+    "UNRELEASED_INSTANCE_ID": "the client has no group.instance.id",
+    "STALE_MEMBER_EPOCH": "the member's epoch is current",
+    "FENCED_MEMBER_EPOCH": "the member's epoch is current",
+    "INCONSISTENT_GROUP_PROTOCOL": "the member's protocols match the group's",
+    "INVALID_SESSION_TIMEOUT": "the session timeout is within the broker's bounds",
+    "MEMBER_ID_REQUIRED": "Kafka sends it with a member id it registered (the join is answered as Kafka does)",
+    "GROUP_MAX_SIZE_REACHED": "the group is below group.max.size",
+    "UNSTABLE_OFFSET_COMMIT": "no transactional offset commit is pending",
+    "INVALID_REQUEST": "the request is valid",
+    "UNSUPPORTED_ASSIGNOR": "the assignor is supported",
+    "UNKNOWN_TOPIC_OR_PARTITION": "the topic exists",
+    "POLICY_VIOLATION": "no policy is configured",
+    "INVALID_PARTITIONS": "the partition count is valid",
+    "INVALID_REPLICA_ASSIGNMENT": "the assignment is valid",
+    "INVALID_CONFIG": "the configs are valid",
+    "TOPIC_ALREADY_EXISTS": "the topic does not exist",
+    "THROTTLING_QUOTA_EXCEEDED": "no controller mutation quota is set",
+    "LISTENER_NOT_FOUND": "every broker has the client's listener",
+    "DUPLICATE_SEQUENCE_NUMBER": "the batch was never stored",
+    "CORRUPT_MESSAGE": "the batch's CRC is right and the log is intact",
+}
+
+#: (API, error) pairs that are as Kafka although the error is listed above: the situation
+#: makes them possible (a topic or partition briefly unknown to a broker whose metadata lags;
+#: a Fetch session evicted).
+_AS_KAFKA_ANYWAY = {
+    ("Produce", "UNKNOWN_TOPIC_OR_PARTITION"),
+    ("Fetch", "UNKNOWN_TOPIC_OR_PARTITION"),
+    ("ListOffsets", "UNKNOWN_TOPIC_OR_PARTITION"),
+    ("OffsetForLeaderEpoch", "UNKNOWN_TOPIC_OR_PARTITION"),
+    ("Fetch", "UNKNOWN_TOPIC_ID"),
+}
+
+#: (API, error) pairs Kafka answers only after it applied the request; the fault engine
+#: applies the request (stores the batch) and then answers the error, so they are as Kafka.
+#: DUPLICATE_SEQUENCE_NUMBER: the batch is held already; NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+#: appended to the leader, the ISR shrank meanwhile; REQUEST_TIMED_OUT: appended, not
+#: replicated within request.timeout.ms.
+APPLIED_FIRST: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("Produce", "DUPLICATE_SEQUENCE_NUMBER"),
+        ("Produce", "NOT_ENOUGH_REPLICAS_AFTER_APPEND"),
+        ("Produce", "REQUEST_TIMED_OUT"),
+    }
+)
+
+
+def beyond_kafka(api: str, error: str) -> str | None:
+    """Why answering ``error`` to ``api`` is beyond Kafka in the situations fault plans make
+    (see the comment above), or None when it is as Kafka."""
+    if (api, error) in APPLIED_FIRST or (api, error) in _AS_KAFKA_ANYWAY:
+        return None
+    return BEYOND_KAFKA_REASONS.get(error)
+
+
+def as_kafka_errors(api: str, version: int | None = None) -> tuple[str, ...]:
+    """The errors of :func:`possible_errors` that are as Kafka (what fault plans draw by
+    default)."""
+    return tuple(e for e in possible_errors(api, version) if beyond_kafka(api, e) is None)

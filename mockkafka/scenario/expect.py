@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from mockkafka.errors import ErrorCode
 from mockkafka.protocol import records as rec
 from mockkafka.scenario.model import (
+    CHECK_KEYS,
     Check,
     Committed,
     DataLoss,
@@ -20,6 +21,7 @@ from mockkafka.scenario.model import (
     NoDuplicates,
     Records,
     RulesFired,
+    ScenarioParameter,
     TrafficCount,
     TransactionState,
 )
@@ -96,11 +98,26 @@ def evaluate(
     *,
     rules: dict[str, Rule],
     seeded: Acked,
+    parameters: tuple[ScenarioParameter, ...] = (),
+    check_parameters: tuple[tuple[str, ...], ...] = (),
 ) -> list[str]:
-    """Every failed expectation, as one line each."""
+    """Every failed expectation, as one line each; a check written with parameters says
+    which (``depends on parameter group='ledger'``) and how to switch it off."""
     failures: list[str] = []
-    for c in checks:
-        failures.extend(f"{type(c).__name__}: {m}" for m in _one(c, state, traffic, rules, seeded))
+    values = {p.name: p.value for p in parameters}
+    for i, c in enumerate(checks):
+        uses = check_parameters[i] if i < len(check_parameters) else ()
+        hint = ""
+        if uses:
+            bound = ", ".join(f"{n}={values.get(n)!r}" for n in uses)
+            key = CHECK_KEYS[type(c)]
+            hint = (
+                f" [depends on parameter {bound}: bind it to your app's name, or leave the "
+                f"check out with skip_expect=[{key!r}]]"
+            )
+        failures.extend(
+            f"{type(c).__name__}: {m}{hint}" for m in _one(c, state, traffic, rules, seeded)
+        )
     return failures
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import cache
 from importlib import resources
 from pathlib import Path as FsPath
@@ -18,11 +18,14 @@ from typing import Any
 
 import yaml
 
+from mockkafka.scenario import params
 from mockkafka.scenario.model import (
     Path,
     Scenario,
     ScenarioError,
+    ScenarioParameter,
     did_you_mean,
+    expect_paths,
     format_path,
     from_dict,
 )
@@ -174,9 +177,49 @@ def _schema_error(err: Any, marks: Marks, file: str) -> ScenarioError:
 # -- entry points ----------------------------------------------------------------------------
 
 
-def load_text(text: str, *, file: str = "<scenario>") -> Scenario:
-    """Parse and check scenario YAML; raises :class:`ScenarioError` naming file:line:col."""
+def _bind(
+    doc: Any, marks: Marks, file: str, skip_expect: Iterable[str], given: dict[str, Any]
+) -> tuple[Any, Marks, tuple[ScenarioParameter, ...] | None, tuple[tuple[str, ...], ...]]:
+    """Bind the parameters and drop the skipped checks; the document as if written so."""
+    if not isinstance(doc, dict):
+        return doc, marks, None, ()
+    name = str(doc.get("name", file))
+    skip = [skip_expect] if isinstance(skip_expect, str) else list(skip_expect)
+    try:
+        declared = params.declared(doc.get("parameters"))
+        bound = params.bind(declared, given, scenario=name)
+        refs: dict[Path, set[str]] = {}
+        if "parameters" in doc:
+            doc, marks, refs = params.substitute(doc, bound, marks)
+        expect = doc.get("expect")
+        if skip:
+            have = list(expect) if isinstance(expect, dict) else []
+            for k in skip:
+                if k not in have:
+                    raise ScenarioError(
+                        ("expect",),
+                        f"skip_expect: scenario {name!r} has no check {k!r}"
+                        f"{did_you_mean(k, have)}; its checks: {', '.join(have) or 'none'}",
+                    )
+            doc = {**doc, "expect": {k: v for k, v in expect.items() if k not in skip}}
+    except ScenarioError as exc:
+        line, col = _locate(marks, exc.path, at_value=True)
+        raise exc.located(file, line, col) from None
+    uses = tuple(params.uses(refs, p) for p in expect_paths(doc.get("expect")))
+    return doc, marks, (bound if "parameters" in doc else None), uses
+
+
+def load_text(
+    text: str,
+    *,
+    file: str = "<scenario>",
+    skip_expect: Iterable[str] = (),
+    **parameters: Any,
+) -> Scenario:
+    """Parse and check scenario YAML, its parameters bound to ``parameters`` and the checks
+    of ``skip_expect`` left out; raises :class:`ScenarioError` naming file:line:col."""
     doc, marks = parse_yaml(text, file)
+    doc, marks, bound, uses = _bind(doc, marks, file, skip_expect, parameters)
     errors = list(_schema_errors(doc, marks, file))
     if errors:
         first = errors[0]
@@ -191,7 +234,7 @@ def load_text(text: str, *, file: str = "<scenario>") -> Scenario:
             )
         raise first
     try:
-        scenario = from_dict(doc, source=file)
+        scenario = from_dict(doc, source=file, parameters=bound, check_parameters=uses)
         from mockkafka.scenario.seed import check_templates
 
         for spec in scenario.seed:
@@ -211,7 +254,8 @@ def library_dirs() -> list[FsPath]:
 
 
 def library() -> dict[str, FsPath]:
-    """Library scenario name -> file."""
+    """Library scenario name -> file: ``loader.library()["leader-failover"].read_text()``
+    is the YAML of one, to copy and adapt (``mockkafka scenarios --show NAME`` prints it)."""
     found: dict[str, FsPath] = {}
     for d in library_dirs():
         for f in sorted(d.glob("*.yaml")):
@@ -219,13 +263,13 @@ def library() -> dict[str, FsPath]:
     return found
 
 
-def load(path_or_name: str | os.PathLike[str]) -> Scenario:
-    """A scenario file (``.yaml``/``.yml`` path) or a library name (``"leader-failover"``)."""
+def find(path_or_name: str | os.PathLike[str]) -> FsPath:
+    """The file of a scenario path or library name; ScenarioError with a did-you-mean."""
     p = FsPath(path_or_name)
     if p.suffix in (".yaml", ".yml") or p.exists() or os.sep in str(path_or_name):
         if not p.is_file():
             raise ScenarioError((), "no such scenario file", file=str(path_or_name))
-        return load_text(p.read_text(), file=str(p))
+        return p
     lib = library()
     name = str(path_or_name)
     if name not in lib:
@@ -235,8 +279,20 @@ def load(path_or_name: str | os.PathLike[str]) -> Scenario:
             f"library: {', '.join(sorted(lib)) or 'empty'} (or give a path to a .yaml file)",
             file=name,
         )
-    f = lib[name]
-    return load_text(f.read_text(), file=str(f))
+    return lib[name]
 
 
-__all__ = ["format_path", "library", "load", "load_text", "parse_yaml", "schema"]
+def load(
+    path_or_name: str | os.PathLike[str],
+    /,
+    *,
+    skip_expect: Iterable[str] = (),
+    **parameters: Any,
+) -> Scenario:
+    """A scenario file (``.yaml``/``.yml`` path) or a library name (``"leader-failover"``),
+    its parameters bound (``topic="payments"``) and the checks of ``skip_expect`` left out."""
+    f = find(path_or_name)
+    return load_text(f.read_text(), file=str(f), skip_expect=skip_expect, **parameters)
+
+
+__all__ = ["find", "format_path", "library", "load", "load_text", "parse_yaml", "schema"]

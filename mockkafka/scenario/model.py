@@ -611,6 +611,39 @@ class AfterRecords(_Data):
 
 
 @dataclass(frozen=True, slots=True, repr=False)
+class AfterProduced(_Data):
+    """Start once clients appended ``count`` records to ``topic`` (or one partition of it)
+    since the scenario started, however their clients batched them; seed records do not
+    count (YAML ``after: {produced: {topic: orders, count: 20}}``)."""
+
+    topic: str
+    count: int
+    partition: int | None = None
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class AfterConsumed(_Data):
+    """Start once consumers fetched ``count`` records of ``topic`` (or one partition):
+    the sum over partitions of the furthest Fetch position past the log start, whether the
+    client fetched by topic name or by topic id
+    (YAML ``after: {consumed: {topic: orders, count: 20}}``)."""
+
+    topic: str
+    count: int
+    partition: int | None = None
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class AfterCommits(_Data):
+    """Start once ``group`` made ``count`` offset commits that succeeded (OffsetCommit or
+    TxnOffsetCommit answered without error) since the scenario started
+    (YAML ``after: {commits: {group: billing, count: 1}}``)."""
+
+    group: str
+    count: int = 1
+
+
+@dataclass(frozen=True, slots=True, repr=False)
 class AfterCommitted(_Data):
     """Start once ``group`` committed at least ``offset`` on the partition
     (YAML ``after: {committed: {group: billing, topic: orders, partition: 0, offset: 10}}``)."""
@@ -641,8 +674,8 @@ class WhenTransaction(_Data):
 
 
 StartCondition = (
-    At | AfterTime | AfterRequests | AfterEvent | AfterRecords | AfterCommitted | WhenGroup
-    | WhenTransaction
+    At | AfterTime | AfterRequests | AfterEvent | AfterRecords | AfterProduced | AfterConsumed
+    | AfterCommits | AfterCommitted | WhenGroup | WhenTransaction
 )  # fmt: skip
 
 #: Kafka's group states a ``when:`` may wait for (those of ``cluster.wait_for_group``).
@@ -801,6 +834,18 @@ Check = (
 
 
 @dataclass(frozen=True, slots=True, repr=False)
+class ScenarioParameter(_Data):
+    """A name the story is written for (a topic, a group, a count), declared under
+    ``parameters:`` with a ``default``; ``value`` is what it was bound to
+    (``Scenario.load("leader-failover", topic="payments")``)."""
+
+    name: str
+    default: Any
+    description: str = ""
+    value: Any = None
+
+
+@dataclass(frozen=True, slots=True, repr=False)
 class Scenario(_Data):
     """A failure story: cluster, topics, seed data, steps and expectations.
 
@@ -817,6 +862,9 @@ class Scenario(_Data):
     steps: tuple[Step, ...] = ()
     expect: tuple[Check, ...] = ()
     source: str | None = field(default=None, compare=False)
+    parameters: tuple[ScenarioParameter, ...] = ()
+    #: For each check of ``expect``, the parameters its YAML used (for failure messages).
+    check_parameters: tuple[tuple[str, ...], ...] = field(default=(), compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The document form (what :func:`from_dict` reads)."""
@@ -843,19 +891,35 @@ class Scenario(_Data):
     # -- loading and running (the runner imports trio and faker only when used) ------------
 
     @staticmethod
-    def load(path_or_name: str | os.PathLike[str]) -> Scenario:
+    def load(
+        path_or_name: str | os.PathLike[str],
+        /,
+        *,
+        skip_expect: Iterable[str] = (),
+        **parameters: Any,
+    ) -> Scenario:
         """A scenario file (``path/to/story.yaml``) or a library name (``"leader-failover"``;
-        ``mockkafka scenarios`` lists them). Raises ScenarioError naming file:line:column."""
+        ``mockkafka scenarios`` lists them), its parameters bound to your app's names
+        (``topic="payments", group="ledger"``; ``mockkafka scenarios --show NAME`` lists
+        them). ``skip_expect`` leaves out checks of ``expect:`` by key (``["committed"]``
+        when the test runs no consumer group). Raises ScenarioError naming file:line:column,
+        or naming an unknown parameter with a did-you-mean."""
         from mockkafka.scenario.loader import load
 
-        return load(path_or_name)
+        return load(path_or_name, skip_expect=skip_expect, **parameters)
 
     @staticmethod
-    def from_yaml(text: str, *, file: str = "<scenario>") -> Scenario:
-        """A scenario from YAML text (checked as :meth:`load` checks a file)."""
+    def from_yaml(
+        text: str,
+        *,
+        file: str = "<scenario>",
+        skip_expect: Iterable[str] = (),
+        **parameters: Any,
+    ) -> Scenario:
+        """A scenario from YAML text (checked and bound as :meth:`load` does a file)."""
         from mockkafka.scenario.loader import load_text
 
-        return load_text(text, file=file)
+        return load_text(text, file=file, skip_expect=skip_expect, **parameters)
 
     def start(self, cluster: Cluster) -> ScenarioThread:
         """Set up topics and seed data, then play the steps in the background on a running
@@ -882,9 +946,21 @@ class Scenario(_Data):
 
 # -- document -> model ----------------------------------------------------------------------
 
-TOP_KEYS = ("name", "description", "cluster", "topics", "seed", "random_seed", "steps", "expect")
+TOP_KEYS = (
+    "name", "description", "parameters", "cluster", "topics", "seed", "random_seed", "steps",
+    "expect",
+)  # fmt: skip
 STEP_KEYS = ("name", "at", "after", "when", "timeout", *VERBS, "fault")
-AFTER_KINDS = ("time", "requests", "event", "records", "committed")
+AFTER_KINDS = (
+    "time",
+    "requests",
+    "event",
+    "records",
+    "produced",
+    "consumed",
+    "commits",
+    "committed",
+)
 EXPECT_KEYS = (
     "no_data_loss",
     "data_loss",
@@ -1121,13 +1197,26 @@ def start_from_dict(step: Mapping[str, Any], path: Path) -> StartCondition | Non
             _one_of(ev, EVENTS, (*kp, "event"), "cluster event"),
             tuple((k, _freeze(x)) for k, x in a.items() if k != "event"),
         )
-    if kind == "records":
-        _keys(a, kp, ("topic", "count", "partition"), "key of after records")
+    if kind in ("records", "produced", "consumed"):
+        _keys(a, kp, ("topic", "count", "partition"), f"key of after {kind}")
         part = a.get("partition")
-        return AfterRecords(
-            _str(_required(a, "topic", kp, "after records"), (*kp, "topic")),
-            _int(_required(a, "count", kp, "after records"), (*kp, "count"), 1),
+        cls: type[AfterRecords] | type[AfterProduced] | type[AfterConsumed] = (
+            AfterRecords
+            if kind == "records"
+            else AfterProduced
+            if kind == "produced"
+            else AfterConsumed
+        )
+        return cls(
+            _str(_required(a, "topic", kp, f"after {kind}"), (*kp, "topic")),
+            _int(_required(a, "count", kp, f"after {kind}"), (*kp, "count"), 1),
             None if part is None else _int(part, (*kp, "partition")),
+        )
+    if kind == "commits":
+        _keys(a, kp, ("group", "count"), "key of after commits")
+        return AfterCommits(
+            _str(_required(a, "group", kp, "after commits"), (*kp, "group")),
+            _int(a.get("count", 1), (*kp, "count"), 1),
         )
     _keys(a, kp, ("group", "topic", "partition", "offset"), "key of after committed")
     return AfterCommitted(
@@ -1165,6 +1254,20 @@ def step_from_dict(doc: Any, path: Path) -> Step:
         else DEFAULT_STEP_TIMEOUT_MS
     )
     return Step(action, start, name, timeout)
+
+
+def expect_paths(doc: Any, path: Path = ("expect",)) -> list[Path]:
+    """The path of each check :func:`from_dict` builds from ``expect:``, in its order."""
+    if not isinstance(doc, Mapping):
+        return []
+    out: list[Path] = []
+    for key, v in doc.items():
+        p = (*path, key)
+        if key in ("no_data_loss", "data_loss", "no_duplicates", "rules_fired"):
+            out.append(p)
+        else:
+            out.extend(ip for ip, _ in _items(v, p))
+    return out
 
 
 def _expect_from(doc: Any, path: Path) -> tuple[Check, ...]:
@@ -1246,7 +1349,13 @@ def _check_item(key: str, item: Any, p: Path) -> Check:
     )
 
 
-def from_dict(doc: Any, *, source: str | None = None) -> Scenario:
+def from_dict(
+    doc: Any,
+    *,
+    source: str | None = None,
+    parameters: tuple[ScenarioParameter, ...] | None = None,
+    check_parameters: tuple[tuple[str, ...], ...] = (),
+) -> Scenario:
     """A parsed scenario document -> :class:`Scenario`; raises :class:`ScenarioError` with
     the path of the first wrong field."""
     m = _mapping(doc, (), "a scenario: " + ", ".join(TOP_KEYS))
@@ -1312,6 +1421,10 @@ def from_dict(doc: Any, *, source: str | None = None) -> Scenario:
             )
         )
     random_seed = _int(m.get("random_seed", 0), ("random_seed",))
+    if parameters is None:
+        from mockkafka.scenario.params import declared
+
+        parameters = declared(m.get("parameters"))
     raw_steps = m.get("steps", [])
     if not isinstance(raw_steps, list):
         raise ScenarioError(("steps",), f"expected a list of steps, got {raw_steps!r}")
@@ -1330,7 +1443,7 @@ def from_dict(doc: Any, *, source: str | None = None) -> Scenario:
         del i
     return Scenario(
         name, description, cluster, tuple(topics), tuple(seeds), random_seed, steps, expect,
-        source,
+        source, parameters, check_parameters,
     )  # fmt: skip
 
 
@@ -1402,11 +1515,14 @@ def start_to_dict(s: StartCondition) -> dict[str, Any]:
         return {"after": {"requests": {"api": s.api, "count": s.count, **_plain(s.filters or {})}}}
     if isinstance(s, AfterEvent):
         return {"after": {"event": {"event": s.event, **_plain(s.attrs or {})}}}
-    if isinstance(s, AfterRecords):
+    if isinstance(s, AfterRecords | AfterProduced | AfterConsumed):
         d: dict[str, Any] = {"topic": s.topic, "count": s.count}
         if s.partition is not None:
             d["partition"] = s.partition
-        return {"after": {"records": d}}
+        kind = {AfterRecords: "records", AfterProduced: "produced", AfterConsumed: "consumed"}
+        return {"after": {kind[type(s)]: d}}
+    if isinstance(s, AfterCommits):
+        return {"after": {"commits": {"group": s.group, "count": s.count}}}
     if isinstance(s, AfterCommitted):
         return {
             "after": {
@@ -1439,6 +1555,15 @@ def to_dict(s: Scenario) -> dict[str, Any]:
     out: dict[str, Any] = {"name": s.name}
     if s.description:
         out["description"] = s.description
+    if s.parameters:
+        # the bound values become the defaults: the document is the story as it was played
+        out["parameters"] = {
+            p.name: {
+                "default": p.value,
+                **({"description": p.description} if p.description else {}),
+            }
+            for p in s.parameters
+        }
     out["cluster"] = {"brokers": s.cluster.brokers, **_plain(s.cluster.options or {})}
     if s.topics:
         out["topics"] = {t.topic: _fields_dict(t, ("topic",)) for t in s.topics}
@@ -1469,7 +1594,7 @@ def to_dict(s: Scenario) -> dict[str, Any]:
     return out
 
 
-_CHECK_KEYS: dict[type, str] = {
+CHECK_KEYS: dict[type, str] = {
     NoDataLoss: "no_data_loss",
     DataLoss: "data_loss",
     NoDuplicates: "no_duplicates",
@@ -1485,7 +1610,7 @@ _CHECK_KEYS: dict[type, str] = {
 def _expect_to_dict(checks: tuple[Check, ...]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for c in checks:
-        key = _CHECK_KEYS[type(c)]
+        key = CHECK_KEYS[type(c)]
         if isinstance(c, NoDataLoss | DataLoss | NoDuplicates):
             out[key] = list(c.topics)
         elif isinstance(c, RulesFired):
@@ -1506,8 +1631,11 @@ __all__ = [
     "GROUP_STATES",
     "TRANSACTION_STATES",
     "VERBS",
+    "AfterCommits",
     "AfterCommitted",
+    "AfterConsumed",
     "AfterEvent",
+    "AfterProduced",
     "AfterRecords",
     "AfterRequests",
     "AfterTime",
@@ -1525,6 +1653,7 @@ __all__ = [
     "RulesFired",
     "Scenario",
     "ScenarioError",
+    "ScenarioParameter",
     "SeedSpec",
     "StartCondition",
     "Step",
@@ -1534,6 +1663,7 @@ __all__ = [
     "Verb",
     "WhenGroup",
     "WhenTransaction",
+    "expect_paths",
     "fault_from_dict",
     "fault_to_dict",
     "from_dict",

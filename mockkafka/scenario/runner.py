@@ -33,8 +33,11 @@ from mockkafka.errors import MockKafkaError, WaitTimeout
 from mockkafka.faults.engine import Rule, engine_of
 from mockkafka.scenario.expect import Acked, evaluate
 from mockkafka.scenario.model import (
+    AfterCommits,
     AfterCommitted,
+    AfterConsumed,
     AfterEvent,
+    AfterProduced,
     AfterRecords,
     AfterRequests,
     AfterTime,
@@ -75,6 +78,7 @@ class ScenarioRun:
         self._start_s = 0.0
         self._start_ms = 0
         self._since_seq = 0
+        self._baseline: dict[tuple[str, int], int] = {}
         self._scope: trio.CancelScope | None = None
         #: Set once the leading steps without a start condition ran (or play ended), so
         #: ``start()`` returns with those faults and verbs already in place.
@@ -112,6 +116,14 @@ class ScenarioRun:
             parts = len(self.cluster.topic(s.topic).partitions)
             records = seed_records(s, sc.random_seed, parts)  # faker runs here, off the loop
             self.cluster.call(partial(self._write_seed, s.topic, records))
+        # `after: {produced: ...}` counts what clients append from here, not the seed
+        self._baseline = self.cluster.call(
+            lambda st: {
+                (t.name, p.index): p.log.high_watermark
+                for t in st.topics.values()
+                for p in t.partitions
+            }
+        )
 
     def _write_seed(
         self, topic: str, records: list[tuple[int, str | None, str | None]], _state: object
@@ -253,6 +265,57 @@ class ScenarioRun:
                 return n >= cond.count, f"holds {n}"
 
             return records
+        if isinstance(cond, AfterProduced):
+
+            def produced() -> tuple[bool, str]:
+                if cond.topic not in st.topics:
+                    return False, f"topic {cond.topic!r} does not exist"
+                n = sum(
+                    p.log.high_watermark - self._baseline.get((cond.topic, p.index), 0)
+                    for p in st.topics[cond.topic].partitions
+                    if cond.partition is None or p.index == cond.partition
+                )
+                return n >= cond.count, f"{n} records produced"
+
+            return produced
+        if isinstance(cond, AfterConsumed):
+            seen: dict[tuple[str, int], int] = {}
+            cursor = [self._since_seq]
+            traffic = self.cluster.traffic
+
+            def consumed() -> tuple[bool, str]:
+                # incremental: each probe reads only the Fetch requests since the last one
+                last = traffic.mark()
+                new = traffic.fetch_positions(cond.topic, since_seq=cursor[0])
+                cursor[0] = last
+                for k, off in new.items():
+                    seen[k] = max(seen.get(k, -1), off)
+                if cond.topic not in st.topics:
+                    return False, f"topic {cond.topic!r} does not exist"
+                n = sum(
+                    max(0, seen.get((cond.topic, p.index), -1) - p.log.log_start_offset)
+                    for p in st.topics[cond.topic].partitions
+                    if cond.partition is None or p.index == cond.partition
+                )
+                return n >= cond.count, f"consumers fetched up to {n} records"
+
+            return consumed
+        if isinstance(cond, AfterCommits):
+
+            def commits() -> tuple[bool, str]:
+                n = sum(
+                    1
+                    for ex in self.cluster.traffic.requests(
+                        ["OffsetCommit", "TxnOffsetCommit"],
+                        group=cond.group,
+                        since_seq=self._since_seq,
+                        answered=True,
+                    )
+                    if not ex.error_codes
+                )
+                return n >= cond.count, f"{n} commits"
+
+            return commits
         if isinstance(cond, AfterCommitted):
 
             def committed() -> tuple[bool, str]:
@@ -348,7 +411,15 @@ class ScenarioRun:
         checks = self.scenario.expect
         traffic = self.cluster.traffic
         found = self.cluster.call(
-            lambda st: evaluate(checks, st, traffic, rules=self.rules, seeded=self.seeded)
+            lambda st: evaluate(
+                checks,
+                st,
+                traffic,
+                rules=self.rules,
+                seeded=self.seeded,
+                parameters=self.scenario.parameters,
+                check_parameters=self.scenario.check_parameters,
+            )
         )
         return self.problems + found
 

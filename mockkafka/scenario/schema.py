@@ -169,6 +169,9 @@ def _start_schemas() -> dict[str, Any]:
                 "required": ["event"],
             },
             "records": _obj({"topic": STRING, "count": POS, "partition": NAT}, ["topic", "count"]),
+            "produced": _obj({"topic": STRING, "count": POS, "partition": NAT}, ["topic", "count"]),
+            "consumed": _obj({"topic": STRING, "count": POS, "partition": NAT}, ["topic", "count"]),
+            "commits": _obj({"group": STRING, "count": POS}, ["group"]),
             "committed": _obj(
                 {"group": STRING, "topic": STRING, "partition": NAT, "offset": NAT},
                 ["group", "topic", "partition", "offset"],
@@ -292,6 +295,16 @@ def build_schema() -> dict[str, Any]:
             {
                 "name": STRING,
                 "description": STRING,
+                "parameters": {
+                    "type": "object",
+                    "additionalProperties": _obj(
+                        {
+                            "default": {"type": ["string", "number", "boolean"]},
+                            "description": STRING,
+                        },
+                        ["default"],
+                    ),
+                },
                 "cluster": _obj(cluster_props),
                 "topics": {
                     "type": "object",

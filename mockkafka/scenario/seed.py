@@ -38,7 +38,7 @@ def _provider(fake: Any, name: str, path: Path) -> Callable[..., Any]:
     if fake is None:
         raise ScenarioError(
             path,
-            f"faker.{name} needs the faker package: pip install 'mockkafka[scenarios]' "
+            f"faker.{name} needs the faker package: pip install faker (the [scenarios] extra: pip install '.[scenarios]' in a clone) "
             '(or use a plain template such as "order-{{ index }}")',
         )
     fn = getattr(fake, name, None) if not name.startswith("_") else None

@@ -64,9 +64,10 @@ from mockkafka.scenario.model import (
     did_you_mean,
     parse_duration_ms,
     start_from_dict,
+    start_to_dict,
     step_from_dict,
 )
-from mockkafka.scenario.runner import ScenarioRun, describe_start
+from mockkafka.scenario.runner import ScenarioRun
 
 log = logging.getLogger("mockkafka.control")
 
@@ -112,6 +113,12 @@ def _split_host(value: str) -> tuple[str, int | None]:
 
 class _SlowRequest(Exception):
     """A request that did not arrive within REQUEST_TIMEOUT of its first byte."""
+
+
+#: What a caller who used the wrong method most likely wanted.
+_METHOD_HINTS = {
+    ("POST", "/faults"): '; to add a fault rule, POST /steps {"fault": {"on": API, ...}}',
+}
 
 
 class HttpError(Exception):
@@ -420,7 +427,11 @@ class ControlServer:
                 known = sorted({p for _m, p in self.routes})
                 if any(p == url.path for _m, p in self.routes):
                     allowed = [m for m, p in self.routes if p == url.path]
-                    raise HttpError(405, f"{method} {url.path}: use {', '.join(allowed)}")
+                    raise HttpError(
+                        405,
+                        f"{method} {url.path}: use {', '.join(allowed)}"
+                        + _METHOD_HINTS.get((method, url.path), ""),
+                    )
                 raise HttpError(404, f"no endpoint {url.path}; endpoints: {', '.join(known)}")
             doc: Any = {}
             if body:
@@ -458,7 +469,7 @@ class ControlServer:
             return 200, {"applied": step.label, "rules": list(run.rules)}
         self.background.append(run)
         self.nursery.start_soon(run.play)
-        return 202, {"scheduled": step.label, "when": describe_start(step.start)}
+        return 202, {"scheduled": step.label, "when": start_to_dict(step.start)}
 
     async def _faults(self, doc: dict[str, Any], q: dict[str, list[str]]) -> tuple[int, Any]:
         return 200, [
@@ -471,12 +482,26 @@ class ControlServer:
         return 200, {"cleared": True}
 
     async def _scenario(self, doc: dict[str, Any], q: dict[str, list[str]]) -> tuple[int, Any]:
-        if ("name" in doc) == ("yaml" in doc) or set(doc) - {"name", "yaml"}:
-            raise HttpError(400, 'give {"name": LIBRARY_NAME_OR_PATH} or {"yaml": TEXT}')
+        if ("name" in doc) == ("yaml" in doc) or set(doc) - {
+            "name", "yaml", "parameters", "skip_expect"
+        }:  # fmt: skip
+            raise HttpError(
+                400,
+                'give {"name": LIBRARY_NAME_OR_PATH} or {"yaml": TEXT}, optionally with '
+                '"parameters": {"topic": "payments", ...} and "skip_expect": ["committed"]',
+            )
+        params = doc.get("parameters", {})
+        skip = doc.get("skip_expect", [])
+        if not isinstance(params, dict) or not isinstance(skip, list):
+            raise HttpError(
+                400, '"parameters" is an object {"NAME": VALUE}; "skip_expect" a list of checks'
+            )
         sc = (
-            Scenario.load(str(doc["name"]))
+            Scenario.load(str(doc["name"]), skip_expect=skip, **params)
             if "name" in doc
-            else Scenario.from_yaml(str(doc["yaml"]), file="<POST /scenario>")
+            else Scenario.from_yaml(
+                str(doc["yaml"]), file="<POST /scenario>", skip_expect=skip, **params
+            )
         )
         await self.start_scenario(sc)
         return 202, {"started": sc.name, "steps": len(sc.steps)}
@@ -537,8 +562,8 @@ class ControlServer:
         run.count_from_beginning()
         seen = await run.wait_for(cond, timeout_ms=timeout)
         if seen is not None:
-            raise HttpError(408, seen)
-        return 200, {"reached": describe_start(cond)}
+            return 408, {"error": seen, "condition": start_to_dict(cond)}
+        return 200, {"reached": start_to_dict(cond)}
 
     async def _traffic(self, doc: dict[str, Any], q: dict[str, list[str]]) -> tuple[int, Any]:
         def one(name: str) -> str | None:
@@ -747,7 +772,19 @@ def build_openapi() -> dict[str, Any]:
                 },
                 "ScenarioRequest": {
                     "type": "object",
-                    "properties": {"name": {"type": "string"}, "yaml": {"type": "string"}},
+                    "properties": {
+                        "name": {"type": "string"},
+                        "yaml": {"type": "string"},
+                        "parameters": {
+                            "type": "object",
+                            "description": "the scenario's parameters, e.g. {topic: payments}",
+                        },
+                        "skip_expect": {
+                            "type": "array",
+                            "items": {"type": "string"},
+                            "description": "checks of expect: to leave out, e.g. [committed]",
+                        },
+                    },
                     "additionalProperties": False,
                 },
             },

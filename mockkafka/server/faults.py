@@ -36,6 +36,7 @@ import trio
 from mockkafka.errors import ErrorCode
 from mockkafka.faults import coverage
 from mockkafka.faults.engine import FaultEngine, Rule
+from mockkafka.faults.error_facts import APPLIED_FIRST
 from mockkafka.faults.inspect import (
     corrupt_first_batch,
     cut_trailing_batch,
@@ -148,8 +149,11 @@ async def apply_faults(
     # 2. the response
     response: Any = _MISSING
     partition_errors: list[tuple[Rule, Error]] = []
+    applied_errors: list[tuple[Rule, Error]] = []
     for r, a in actions:
-        if isinstance(a, Error):
+        if isinstance(a, Error) and (ctx.api.name, a.code) in APPLIED_FIRST:
+            applied_errors.append((r, a))  # Kafka says this after applying the request
+        elif isinstance(a, Error):
             level = a.level
             if level == "auto":
                 targeted = info.partitions or info.topics or info.all_topics
@@ -178,6 +182,9 @@ async def apply_faults(
             response = await server.run_handler(spec, ctx, body)
             if partition_errors and isinstance(response, dict):
                 _edit_partitions(ctx, response, partition_errors, resolve)
+
+    if applied_errors and isinstance(response, dict):
+        _edit_applied(info, response, applied_errors, resolve)
 
     # 3. record data edits
     if deferred and isinstance(response, dict):
@@ -288,6 +295,29 @@ def _edit_partitions(
                 ):
                     topic["error_code"] = int(a.error_code)
                     break
+
+
+def _edit_applied(
+    info: Any, response: dict[str, Any], errors: list[tuple[Rule, Error]], resolve: Any
+) -> None:
+    """Answer an error Kafka sends only after applying the request (the batch is stored:
+    DUPLICATE_SEQUENCE_NUMBER, NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT) on the
+    partitions the handler applied without error: the state is as the answer says."""
+    for t, i, entry, _arr, _pos in partition_entries(response, resolve):
+        if not isinstance(entry, dict) or entry.get("error_code", 0) != 0:
+            continue
+        for r, a in errors:
+            per_partition = a.level == "partition" or (
+                a.level == "auto"
+                and r.match.targets_partitions
+                and (info.partitions or info.topics or info.all_topics)
+            )
+            if per_partition and (t is None or not r.match.partition_matches(t, i)):
+                continue
+            entry["error_code"] = int(a.error_code)
+            if "base_offset" in entry:
+                entry["base_offset"] = -1
+            break
 
 
 def _magic_for(fetch_version: int) -> int:

@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import trio
 
-from mockkafka.errors import MockKafkaError
+from mockkafka.errors import ListenError, MockKafkaError, leaf_exception
 from mockkafka.server.runtime import ClusterServer
 
 T = TypeVar("T")
@@ -93,6 +93,10 @@ class ThreadedRunner:
         if self._startup_error is not None:
             self._thread.join(10)
             self._thread = None
+            leaf = leaf_exception(self._startup_error)
+            if isinstance(leaf, ListenError):
+                # one line, not trio's nested exception groups
+                raise ListenError(leaf.errno, leaf.strerror) from None
             raise self._startup_error
 
     def _thread_main(self) -> None:

@@ -44,7 +44,7 @@ from mockkafka.cluster.security import SASL_PROTOCOLS, TLS_PROTOCOLS
 from mockkafka.cluster.state import TIMERS_CHANGED, ClusterState
 from mockkafka.cluster.violations import classify
 from mockkafka.cluster.violations import note as note_violation
-from mockkafka.errors import ErrorCode
+from mockkafka.errors import ErrorCode, ListenError
 from mockkafka.faults.inspect import request_info
 from mockkafka.handlers._quotas import THROTTLED_UNTIL, apply_quotas
 from mockkafka.handlers.authz import gate
@@ -186,7 +186,7 @@ class ClusterServer:
                     else await trio.open_tcp_listeners(port, host=self.host)
                 )
             except OSError as exc:  # say which broker and port: the caller may have chosen it
-                raise OSError(
+                raise ListenError(
                     exc.errno,
                     f"broker {node_id} cannot listen on {self.host}:{port}: {exc.strerror}",
                 ) from None

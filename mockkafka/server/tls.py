@@ -83,7 +83,7 @@ class TlsMaterial:
             import trustme
         except ImportError as exc:  # pragma: no cover - declared in the tls extra
             raise ConfigError(
-                "security_protocol='SSL' needs the trustme package: pip install 'mockkafka[tls]'"
+                "security_protocol='SSL' needs the trustme package: pip install trustme (the [tls] extra: pip install '.[tls]' in a clone)"
             ) from exc
         self.client_auth = client_auth
         self.ca = trustme.CA(organization_name="mockkafka throwaway CA")

@@ -393,6 +393,9 @@ class TrafficLog:
         self.signal: StateSignal | None = None
         #: How waits reach the cluster's loop (set by the public cluster object).
         self.waits: Waits | None = None
+        #: Topic id -> name (set by the public cluster object): Fetch v13+ names topics
+        #: by id, queries answer by name.
+        self.topic_name: Callable[[uuid.UUID], str | None] | None = None
 
     @property
     def held_bytes(self) -> int:
@@ -567,6 +570,30 @@ class TrafficLog:
             if where is not None and not where(ex):
                 continue
             out.append(ex)
+        return out
+
+    def fetch_positions(
+        self, topic: str | None = None, *, since_seq: int = 0, **filters: Any
+    ) -> dict[tuple[str, int], int]:
+        """``{(topic, partition): offset}``: the furthest ``fetch_offset`` any Fetch asked
+        for on each partition (where the consumers have got to), by topic name also when
+        the client fetched by topic id (Fetch v13+, librdkafka 2.x, Spark's Java client).
+        ``topic`` narrows it to one topic; other filters are those of :meth:`requests`
+        (``broker``, ``client_id``, ...)."""
+        out: dict[tuple[str, int], int] = {}
+        for ex in self.requests("Fetch", since_seq=since_seq, **filters):
+            for t in (ex.request or {}).get("topics", []):
+                name = t.get("topic") or None
+                tid = t.get("topic_id")
+                if name is None and isinstance(tid, uuid.UUID) and self.topic_name is not None:
+                    name = self.topic_name(tid)
+                if name is None or (topic is not None and name != topic):
+                    continue
+                for p in t.get("partitions", []):
+                    off = p.get("fetch_offset", -1)
+                    key = (name, p.get("partition", -1))
+                    if off > out.get(key, -1):
+                        out[key] = off
         return out
 
     def count(self, api: str | Iterable[str] | None = None, **filters: Any) -> int:

@@ -1,5 +1,5 @@
 """Hypothesis strategies for fuzzing Kafka clients against mockkafka (needs ``hypothesis``:
-``pip install 'mockkafka[fuzz]'``).
+``pip install '.[fuzz]'`` in the clone, or ``pip install hypothesis``).
 
 Data: :func:`records`, :func:`headers`, :func:`record_batches` (every message format and
 codec), :func:`client_configs` (confluent-kafka, kafka-python, aiokafka),

@@ -26,7 +26,12 @@ import hypothesis.strategies as st
 from hypothesis.errors import InvalidArgument
 
 from mockkafka.faults.coverage import action_kind
-from mockkafka.faults.error_facts import CLIENT_APIS, ERRORS_BY_API, possible_errors
+from mockkafka.faults.error_facts import (
+    CLIENT_APIS,
+    ERRORS_BY_API,
+    as_kafka_errors,
+    possible_errors,
+)
 from mockkafka.scenario.model import (
     FAULT_ACTION_KEYS,
     ClusterSpec,
@@ -249,9 +254,12 @@ def fault_plans(
     transactions are drawn only when given); ``brokers``: the cluster's broker count (node
     ids 1..n; verbs that need another broker are drawn only with 2 or more). ``apis``: API
     names fault steps match (default: what clients send); ``errors``: error names allowed
-    (default: every code each API may really answer at some version, see
-    :func:`error_codes`, except :data:`STATIC_MEMBER_ERRORS`, which only clients with
-    ``group.instance.id`` meet); ``verbs``: fault actions and cluster verbs allowed (default
+    (default: the codes a real broker could answer a correct client's request there, with
+    the state made consistent -- "as Kafka", see
+    :func:`mockkafka.faults.error_facts.beyond_kafka`; a code beyond Kafka, such as
+    DUPLICATE_SEQUENCE_NUMBER for a batch never stored, ``OUT_OF_ORDER_SEQUENCE_NUMBER``,
+    an authorization failure without an authorizer, or :data:`STATIC_MEMBER_ERRORS`, is
+    drawn only when named here); ``verbs``: fault actions and cluster verbs allowed (default
     :data:`DEFAULT_VERBS`; every name is in :data:`VERBS`). ``max_ms``: bound of delays,
     throttles and step times; ``timed=False`` draws no start conditions (every step applies at once).
 
@@ -322,12 +330,10 @@ STATIC_MEMBER_ERRORS = frozenset({"FENCED_INSTANCE_ID", "UNRELEASED_INSTANCE_ID"
 def _error_choices(space: _Space, api: str) -> list[str]:
     if api not in ERRORS_BY_API:
         return []
-    names = list(possible_errors(api, None))
     if space.errors is not None:
-        names = [n for n in names if n in space.errors]
-    else:
-        names = [n for n in names if n not in STATIC_MEMBER_ERRORS]
-    return names
+        return [n for n in possible_errors(api, None) if n in space.errors]
+    # by default only what a real broker could answer there (error_facts.beyond_kafka)
+    return list(as_kafka_errors(api))
 
 
 def _step_kinds(space: _Space) -> list[str]:

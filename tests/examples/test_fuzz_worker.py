@@ -48,7 +48,7 @@ def test_fuzzer_shrinks_the_commit_before_processing_bug_to_one_fault(
     plan = find(
         example.PLANS,
         breaks_buggy_worker,
-        settings=settings(max_examples=40, database=None, derandomize=True, deadline=None),
+        settings=settings(max_examples=60, database=None, derandomize=True, deadline=None),
     )
     assert 1 <= len(plan.steps) <= 2, plan
     # The shrunk plan is a failed invoice write: the worker crashes after committing.

@@ -51,7 +51,7 @@ def test_coverage_reports_what_fired_and_what_never_did(pytester: pytest.Pyteste
     result.stdout.fnmatch_lines(
         [
             "*mockkafka fault coverage*",
-            "fault combinations exercised: 2 of * known",
+            "fault combinations exercised: 2 of * known; 2 as Kafka, 0 beyond Kafka*",
             "Produce *error=NOT_LEADER_OR_FOLLOWER x1, error=REQUEST_TIMED_OUT x1",
             "verbs exercised: *move_leader x1*",
             "verbs never applied: *trigger_rebalance*",
@@ -66,8 +66,21 @@ def test_coverage_reports_what_fired_and_what_never_did(pytester: pytest.Pyteste
         ("Produce", "error", "REQUEST_TIMED_OUT"): 1,
     }
     never = report["faults"]["never"]
-    assert {"api": "Fetch", "fault": "partial_trailing_batch", "error": None} in never
-    assert {"api": "Produce", "fault": "error", "error": "NOT_LEADER_OR_FOLLOWER"} not in never
+    assert {
+        "api": "Fetch",
+        "fault": "partial_trailing_batch",
+        "error": None,
+        "kafka": "as Kafka",
+    } in never
+    assert {
+        "api": "Produce",
+        "fault": "error",
+        "error": "OUT_OF_ORDER_SEQUENCE_NUMBER",
+        "kafka": "beyond Kafka",
+    } in never
+    assert not [
+        n for n in never if n["error"] == "NOT_LEADER_OR_FOLLOWER" and n["api"] == "Produce"
+    ]
     assert report["faults"]["covered"] == 2
     assert report["verbs"]["exercised"]["move_leader"] == 1
     assert "trigger_rebalance" in report["verbs"]["never"]
@@ -85,3 +98,27 @@ def test_no_report_without_the_option(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=3)
     assert "fault coverage" not in result.stdout.str()
     assert not (pytester.path / "kafka-fault-coverage.json").exists()
+
+
+def test_the_report_marks_each_combination_as_kafka_or_beyond_kafka() -> None:
+    from mockkafka_pytest._coverage import build_report, format_table
+
+    from mockkafka.faults.coverage import FaultCoverage
+
+    cov = FaultCoverage()
+    cov.faults[("Produce", "error", "DUPLICATE_SEQUENCE_NUMBER")] = 1  # stored first: as Kafka
+    cov.faults[("Produce", "error", "OUT_OF_ORDER_SEQUENCE_NUMBER")] = 2  # a lie
+    cov.faults[("Fetch", "corrupt_batch", "")] = 1
+    report = build_report(cov)
+    kinds = {
+        (e["api"], e["error"] or e["fault"]): e["kafka"] for e in report["faults"]["exercised"]
+    }
+    assert kinds == {
+        ("Fetch", "corrupt_batch"): "beyond Kafka",
+        ("Produce", "DUPLICATE_SEQUENCE_NUMBER"): "as Kafka",
+        ("Produce", "OUT_OF_ORDER_SEQUENCE_NUMBER"): "beyond Kafka",
+    }
+    table = "\n".join(format_table(report))
+    assert "1 as Kafka, 2 beyond Kafka" in table
+    assert "error=OUT_OF_ORDER_SEQUENCE_NUMBER (beyond Kafka) x2" in table
+    assert "error=DUPLICATE_SEQUENCE_NUMBER x1" in table

@@ -55,7 +55,7 @@ MISTAKES = [
     ("unknown cluster event", STEP + "after: {event: {event: leader_move}}\n    trigger_rebalance: {group: g}\n",
      "s.yaml:3:28: steps[0].after.event.event: 'leader_move' is not allowed (did you mean leader_moved?)"),
     ("unknown after kind", STEP + "after: {request: {api: Fetch}}\n    trigger_rebalance: {group: g}\n",
-     "s.yaml:3:13: steps[0].after.request: unknown key 'request' (did you mean requests?); allowed: time, requests, event, records, committed"),
+     "s.yaml:3:13: steps[0].after.request: unknown key 'request' (did you mean requests?); allowed: time, requests, event, records, produced, consumed, commits, committed"),
     ("replication factor above brokers", "name: x\ncluster: {brokers: 1}\ntopics:\n  t: {replication_factor: 3}\n",
      "s.yaml:4:27: topics.t.replication_factor: replication_factor 3 needs at least 3 brokers; cluster.brokers is 1"),
     ("seed of an unknown topic", "name: x\ntopics: {orders: {}}\nseed:\n  order: {count: 3}\n",

@@ -29,7 +29,12 @@ def test_a_wheel_ships_the_library_and_loads_it_by_name(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-c",
          "import mockkafka, sys; sc = mockkafka.Scenario.load('leader-failover');"
-         "print(mockkafka.__file__); print(sc.source)"],
+         "print(mockkafka.__file__); print(sc.source);"
+         "from importlib import resources;"
+         "text = resources.files('mockkafka').joinpath('scenarios/leader-failover.yaml')"
+         ".read_text();"
+         "mine = mockkafka.Scenario.from_yaml(text, topic='payments');"
+         "print(mine.topics[0].topic)"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -37,5 +42,7 @@ def test_a_wheel_ships_the_library_and_loads_it_by_name(tmp_path: Path) -> None:
         env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
-    module, source = out.stdout.split()
+    module, source, bound_topic = out.stdout.split()
     assert module.startswith(str(target)) and source.startswith(str(target / "mockkafka/scenarios"))
+    # docs/scenarios.md: a library file read from the installed package, bound to your names
+    assert bound_topic == "payments"

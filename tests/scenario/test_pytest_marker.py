@@ -44,7 +44,7 @@ def test_failover(kafka_cluster):
     assert len(kafka_cluster.brokers) == 3          # the scenario's cluster
     assert kafka_cluster.topic("orders").partitions[0].high_watermark > 0   # seeded
     epoch = kafka_cluster.topic("orders").partitions[0].leader_epoch
-    produce(kafka_cluster, 10)                      # the first step waits for 5 Produce
+    produce(kafka_cluster, 30)                      # the first step waits for 20 records
     kafka_cluster.wait_for_broker(1)
     import time
     for _ in range(100):
@@ -52,7 +52,7 @@ def test_failover(kafka_cluster):
             break
         time.sleep(0.05)
     assert kafka_cluster.topic("orders").partitions[0].leader_epoch >= epoch + 2
-    assert consume_all(kafka_cluster, "orders", 110) >= 110
+    assert consume_all(kafka_cluster, "orders", 130) >= 130
 """
     )
     result = pytester.runpytest("-q", "-p", "no:cacheprovider")

@@ -92,7 +92,10 @@ def test_leader_failover_mid_stream(
 
 
 def test_offset_out_of_range_after_retention_fails_with_fail_on_data_loss(
-    spark: Any, kafka_cluster: mockkafka.Cluster, pipeline_config: PipelineConfig
+    spark: Any,
+    kafka_cluster: mockkafka.Cluster,
+    pipeline_config: PipelineConfig,
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     orders = fake_orders(60, seed=5)
     query = start_and_feed(spark, kafka_cluster, pipeline_config, orders[:30])
@@ -106,6 +109,11 @@ def test_offset_out_of_range_after_retention_fails_with_fail_on_data_loss(
     error = str(query.exception())
     assert "Some data may have been lost" in error, error
     assert "failOnDataLoss" in error, error
+    # the expected failure reached the test; it did not print the JVM's stack traces
+    assert "\tat org.apache.spark" not in capfd.readouterr().err
+    # where Spark's consumers got to, by topic name though its client fetches by topic id
+    assert max(e.version for e in kafka_cluster.traffic.requests("Fetch")) >= 13
+    assert set(kafka_cluster.traffic.fetch_positions("orders")) == {("orders", p) for p in range(3)}
 
 
 def test_offset_out_of_range_after_retention_continues_without_fail_on_data_loss(
