@@ -779,4 +779,5 @@ class ShareGroup(SessionTimers, Group):
 
 
 def _error(code: ErrorCode, message: str) -> Message:
-    return {"error_code": code, "error_message": message, "member_epoch": -1}
+    # As Kafka's error answers: member epoch 0.
+    return {"error_code": code, "error_message": message, "member_epoch": 0}

@@ -135,8 +135,6 @@ class StreamsGroup(MemberEpochOffsets, SessionTimers, Group):
     missing_topics: list[str] = field(default_factory=list)
     internal_topics_created: list[str] = field(default_factory=list)
     shutdown_requested: bool = False
-    #: What a member sent with StreamsGroupTopologyDescriptionUpdate (for Describe v1).
-    topology_description: Message | None = None
     rebalances: int = 0
     dead: bool = False
 
@@ -499,4 +497,5 @@ def _described_assignment(tasks: Mapping[str, set[int]]) -> Message:
 
 
 def _error(code: ErrorCode, message: str) -> Message:
-    return {"error_code": code, "error_message": message, "member_epoch": -1}
+    # As Kafka's error answers: member epoch 0 and an empty (not null) status list.
+    return {"error_code": code, "error_message": message, "member_epoch": 0, "status": []}

@@ -375,7 +375,6 @@ RULES: dict[str, tuple[Check, ...]] = {
     # -- streams groups (KIP-1071)
     "StreamsGroupHeartbeat": (Whole(_G, _R, "group_id"),),
     "StreamsGroupDescribe": (Each("group_ids", "groups", group(), _DESC, key="group_id"),),
-    "StreamsGroupTopologyDescriptionUpdate": (Whole(_G, _R, "group_id"),),
     # the share-group offset admin APIs check the group and each topic as they look them up
     "DescribeShareGroupOffsets": (IN_HANDLER,),
     "AlterShareGroupOffsets": (IN_HANDLER,),

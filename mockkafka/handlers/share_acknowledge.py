@@ -36,6 +36,9 @@ from mockkafka.protocol.codec import Message
 @handler("ShareAcknowledge", versions=(0, 2))
 def handle(ctx: RequestContext, request: Message) -> Result:
     renew = ctx.version >= 2 and bool(request.get("is_renew_ack"))
+    if not request.get("group_id") or not request.get("member_id"):
+        # Kafka checks the ids before the session (the oracle tier's sweep pins it).
+        return top_error(ErrorCode.INVALID_REQUEST, "GroupId and MemberId can't be empty.")
     if request.get("share_session_epoch", 0) == INITIAL_SESSION_EPOCH:
         return top_error(
             ErrorCode.INVALID_SHARE_SESSION_EPOCH, "ShareAcknowledge cannot open a session."

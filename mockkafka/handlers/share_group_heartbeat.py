@@ -29,7 +29,8 @@ from mockkafka.handlers.base import RequestContext, Result, handler
 
 
 def _error(code: ErrorCode, message: str | None = None) -> Message:
-    return {"error_code": code, "error_message": message, "member_epoch": -1}
+    # As Kafka's error answers: member epoch 0.
+    return {"error_code": code, "error_message": message, "member_epoch": 0}
 
 
 @handler("ShareGroupHeartbeat", versions=(0, 1))

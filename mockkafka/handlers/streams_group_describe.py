@@ -3,9 +3,9 @@
 Describes streams groups: state (Empty, NotReady while a source topic is missing,
 Reconciling, Stable), group and assignment epochs, the topology the group runs, and every
 member with its process id, endpoint, client tags and current and target active tasks.
-GROUP_ID_NOT_FOUND for a group that does not exist or is of another type. v1 with
-``include_topology_description``: the description a member sent with
-StreamsGroupTopologyDescriptionUpdate (null, status 0, until one did).
+GROUP_ID_NOT_FOUND for a group that does not exist or is of another type. v1's
+``topology_description`` is null: Kafka 4.4 does not serve StreamsGroupTopologyDescriptionUpdate
+(key 93; its ApiVersions leaves it out), so no member ever sends one.
 """
 
 from __future__ import annotations
@@ -21,15 +21,11 @@ from mockkafka.handlers.base import RequestContext, Result, handler
 @handler("StreamsGroupDescribe", versions=(0, 1))
 def handle(ctx: RequestContext, request: Message) -> Result:
     with_ops = bool(request.get("include_authorized_operations"))
-    with_description = bool(request.get("include_topology_description"))
     groups: list[dict[str, Any]] = []
     for gid in request.get("group_ids") or []:
         out = describe_group_of_type(ctx, gid, with_ops, StreamsGroup, "streams")
         g = ctx.cluster.groups.get(gid)
         if out.get("error_code") == 0 and isinstance(g, StreamsGroup):
             out["topology"] = g.describe_topology()
-            if ctx.version >= 1 and with_description and g.topology_description is not None:
-                out["topology_description"] = g.topology_description
-                out["topology_description_status"] = 1
         groups.append(out)
     return {"groups": groups}
