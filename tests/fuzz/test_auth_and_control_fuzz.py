@@ -50,6 +50,9 @@ TLS_SETTINGS = settings(SETTINGS, max_examples=max(10, settings.default.max_exam
 USERS = {"alice": "alice-secret", "bob": "bob-secret"}
 TRIED: collections.Counter[str] = collections.Counter()
 
+#: ApiVersions v3+ must name a valid client software (Kafka answers INVALID_REQUEST else).
+SOFTWARE = {"client_software_name": "fuzz", "client_software_version": "1.0"}
+
 
 @pytest.fixture(scope="module", autouse=True)
 def _report_counts() -> Iterator[None]:
@@ -148,7 +151,7 @@ def _tls_still_serving(c: mockkafka.Cluster) -> None:
         socket.create_connection((b.host, b.port), timeout=5) as raw,
         _tls_context(c).wrap_socket(raw, server_hostname=b.host) as sock,
     ):
-        body = _request(sock, ClientConnection(), "ApiVersions", 3, {})
+        body = _request(sock, ClientConnection(), "ApiVersions", 3, SOFTWARE)
         assert body is not None and body["error_code"] == 0
 
 
@@ -194,7 +197,7 @@ def test_tls_listener_survives_mangled_records_after_the_handshake(data: st.Data
                 assert chunk, "the broker closed during a valid handshake"
                 incoming.write(chunk)
         sock.sendall(outgoing.read())
-        frame = ClientConnection().send_request("ApiVersions", 3, {})
+        frame = ClientConnection().send_request("ApiVersions", 3, SOFTWARE)
         obj.write(frame)
         sock.sendall(mangle(outgoing.read(), data))
         _drain(sock, 0.1)
