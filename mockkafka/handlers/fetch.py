@@ -140,10 +140,14 @@ def _read_all(
         name = topic.name if topic is not None else sp.topic
         if not topic_allowed(ctx, AclOperation.READ, name or ""):
             out["error_code"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            out["aborted_transactions"] = []  # refused before the read: Kafka's defaults
         elif topic is None:
-            out["error_code"] = terr
+            # v13+ names topics by id only: a zero id is an unknown id too, as in Kafka.
+            out["error_code"] = ErrorCode.UNKNOWN_TOPIC_ID if use_ids else terr
+            out["aborted_transactions"] = []
         elif p is None:
             out["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            out["aborted_transactions"] = []
         else:
             err = leader_error(ctx, p, req.get("current_leader_epoch", -1) if v >= 9 else -1)
             out["high_watermark"] = p.log.high_watermark

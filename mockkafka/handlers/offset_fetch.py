@@ -75,7 +75,9 @@ def fetch_group(
                 "metadata": "",
                 "error_code": ErrorCode.NONE,
             }
-            if pending is not None and pending(group_id, name, p):
+            if tid is not None and not name:  # v10+: a topic id no topic has
+                row["error_code"] = ErrorCode.UNKNOWN_TOPIC_ID
+            elif pending is not None and pending(group_id, name, p):
                 row["error_code"] = ErrorCode.UNSTABLE_OFFSET_COMMIT
             elif om is not None:
                 row["committed_offset"] = om.offset

@@ -76,6 +76,15 @@ ALLOWED: tuple[Allowed, ...] = (
         "answers it; mockkafka answers an empty result",
     ),
     Allowed(
+        "metadata-auto-create-at-once",
+        "Metadata",
+        r"topics\[\d+\]\.(error_code|partitions.*)",
+        "auto-creation by Metadata: Kafka 4.4 answers UNKNOWN_TOPIC_OR_PARTITION and creates "
+        "the topic in the background (clients ask again); mockkafka creates it at once and "
+        "answers with its partitions",
+        session="every-version:data",
+    ),
+    Allowed(
         "abort-marker-producer-state",
         "DescribeProducers",
         r"topics\[\d+\]\.partitions\[\d+\]\.active_producers.*",
@@ -93,3 +102,12 @@ def allowed_by(d: Difference) -> str | None:
         if entry.matches(d):
             return entry.key
     return None
+
+
+def docs_rows() -> str:
+    """The rows of the docs table (``python -m tests.oracle.allowed`` prints them)."""
+    return "\n".join(f"| `{e.key}` | {e.api} | {e.reason} |" for e in ALLOWED)
+
+
+if __name__ == "__main__":
+    print(docs_rows())
