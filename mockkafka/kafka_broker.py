@@ -64,7 +64,6 @@ MOCKKAFKA_LIKE_CONFIG: dict[str, str] = {
     "transaction.state.log.replication.factor": "1",
     "transaction.state.log.min.isr": "1",
     "transaction.state.log.num.partitions": "50",
-    "min.insync.replicas": "1",
     "group.initial.rebalance.delay.ms": "0",
     "group.min.session.timeout.ms": "1000",
     "group.consumer.min.heartbeat.interval.ms": "500",
@@ -74,9 +73,6 @@ MOCKKAFKA_LIKE_CONFIG: dict[str, str] = {
     "share.coordinator.state.topic.replication.factor": "1",
     "share.coordinator.state.topic.min.isr": "1",
     "delete.topic.enable": "true",
-    # No fsync pressure and small segments' preallocation off: a test broker on a busy box.
-    "log.preallocate": "false",
-    "log.flush.interval.messages": "9223372036854775807",
 }
 
 _POM = """<?xml version="1.0" encoding="UTF-8"?>
@@ -286,7 +282,8 @@ class KafkaBroker:
         (self._dir / "log4j2.yaml").write_text(_LOG4J2)
         java = ["java", "-Xms128m", "-Xmx768m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
         java += [f"-Dlog4j2.configurationFile={self._dir / 'log4j2.yaml'}", "-cp", classpath]
-        fmt = [*java, "kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c", str(props)]
+        fmt = [*java, "kafka.tools.StorageTool", "format", f"--cluster-id={self.cluster_id}"]
+        fmt += ["-c", str(props)]
         try:
             proc = subprocess.run(fmt, capture_output=True, text=True, timeout=timeout, check=False)
         except subprocess.TimeoutExpired:
@@ -296,7 +293,10 @@ class KafkaBroker:
             ) from None
         if proc.returncode:
             self.stop()
-            raise KafkaUnavailable(f"kafka StorageTool format failed: {proc.stdout[-2000:]}")
+            out = (proc.stdout + proc.stderr)[-2000:]
+            raise KafkaUnavailable(
+                f"kafka StorageTool format failed (exit {proc.returncode}): {out}"
+            )
         log = (self._dir / "broker.log").open("wb")
         self._proc = subprocess.Popen(
             [*java, "kafka.Kafka", str(props)], stdout=log, stderr=subprocess.STDOUT
@@ -368,7 +368,10 @@ def _kafka_uuid() -> str:
     """A random cluster id the way Kafka writes one (URL-safe base64 of 16 bytes)."""
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    while True:  # one starting with "-" reads as an option to a command line tool
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 if __name__ == "__main__":  # python -m mockkafka.kafka_broker [VERSION...]: fetch the jars
