@@ -92,14 +92,6 @@ ALLOWED: tuple[Allowed, ...] = (
         "connection on them; mockkafka serves them, so release presets and old clients work",
     ),
     Allowed(
-        "describe-acls-unknown-filter",
-        "DescribeAcls",
-        r"<answer>",
-        "a filter with resource type or pattern type UNKNOWN (0): Kafka's request "
-        "validation fails while parsing and closes the connection; mockkafka answers "
-        "(SECURITY_DISABLED without an authorizer, as for a valid filter)",
-    ),
-    Allowed(
         "add-partitions-to-txn-empty-batch",
         "AddPartitionsToTxn",
         r"<answer>",
@@ -114,16 +106,6 @@ ALLOWED: tuple[Allowed, ...] = (
         "the topic in the background (clients ask again); mockkafka creates it at once and "
         "answers with its partitions",
         session="every-version:data",
-    ),
-    Allowed(
-        "abort-marker-producer-state",
-        "DescribeProducers",
-        r"topics\[\d+\]\.partitions\[\d+\]\.active_producers.*",
-        "a transaction aborted before it wrote to a partition it added: Kafka writes the "
-        "abort marker there and lists the transactional producer as active on it; "
-        "mockkafka lists only the idempotent producer (its marker path does not record "
-        "the producer on the partition; not yet fixed)",
-        session="producers",
     ),
 )
 
