@@ -209,7 +209,10 @@ class KafkaBroker:
         sasl_mechanisms: tuple[str, ...] = (),
         cluster_id: str | None = None,
         node_id: int = 1,
+        authorizer: bool = False,
     ) -> None:
+        if authorizer:
+            sasl_mechanisms = ("OAUTHBEARER",)
         unknown = set(sasl_mechanisms) - {"OAUTHBEARER"}
         if unknown:
             raise ValueError(f"sasl_mechanisms: only OAUTHBEARER is set up, not {sorted(unknown)}")
@@ -218,6 +221,7 @@ class KafkaBroker:
         self.sasl_mechanisms = sasl_mechanisms
         self.cluster_id = cluster_id or _kafka_uuid()
         self.node_id = node_id
+        self.authorizer = authorizer
         self.port = 0
         self.sasl_port = 0
         self.start_seconds = 0.0
@@ -258,6 +262,25 @@ class KafkaBroker:
             props["listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config"] = (
                 "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
                 'unsecuredLoginStringClaim_sub="broker";'
+            )
+        if self.authorizer:
+            # Plaintext clients are User:ANONYMOUS, not super users: the broker talks to its
+            # controller (and to itself) over OAUTHBEARER as User:broker.
+            jaas = props["listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config"]
+            protocols[1] = "CONTROLLER:SASL_PLAINTEXT"
+            props.update(
+                {
+                    "authorizer.class.name": (
+                        "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+                    ),
+                    "super.users": "User:broker;User:admin",
+                    "allow.everyone.if.no.acl.found": "false",
+                    "inter.broker.listener.name": "SASL_PLAINTEXT",
+                    "sasl.mechanism.inter.broker.protocol": "OAUTHBEARER",
+                    "sasl.mechanism.controller.protocol": "OAUTHBEARER",
+                    "listener.name.controller.sasl.enabled.mechanisms": "OAUTHBEARER",
+                    "listener.name.controller.oauthbearer.sasl.jaas.config": jaas,
+                }
             )
         props["listeners"] = ",".join([*listeners, f"CONTROLLER://127.0.0.1:{controller_port}"])
         props["advertised.listeners"] = ",".join(listeners)

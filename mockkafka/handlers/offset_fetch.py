@@ -118,7 +118,10 @@ def handle(ctx: RequestContext, request: Message) -> Result:
                 member_id=gr.get("member_id") if v >= 9 else None,
                 member_epoch=gr.get("member_epoch", -1) if v >= 9 else -1,
             )
-            groups.append({"group_id": gr.get("group_id"), "topics": topics, "error_code": err})
+            # A group-level error comes without topics, as in Kafka.
+            groups.append(
+                {"group_id": gr.get("group_id"), "topics": [] if err else topics, "error_code": err}
+            )
         return {"groups": groups}
     topics_req = request.get("topics")
     if v < 2 and topics_req is None:

@@ -160,8 +160,15 @@ def _error_codes(value: Any) -> Iterator[int]:
 Session = Callable[[Client], None]
 
 
-def run_session(port: int, name: str, session: Session) -> list[Exchange]:
-    client = Client(port, name, f"o{uuid.uuid4().hex[:8]}")
+def new_token() -> str:
+    """A per-run token for :meth:`Client.name` (names unique on a shared broker)."""
+    return f"o{uuid.uuid4().hex[:8]}"
+
+
+def run_session(
+    port: int, name: str, session: Session, *, token: str | None = None
+) -> list[Exchange]:
+    client = Client(port, name, token or new_token())
     try:
         session(client)
     finally:
