@@ -198,7 +198,10 @@ class KafkaBroker:
     ``with KafkaBroker() as kafka: ... kafka.bootstrap_servers``; or :meth:`start` and
     :meth:`stop`. ``sasl_mechanisms`` adds a SASL_PLAINTEXT listener (``sasl_port``); only
     OAUTHBEARER with Kafka's unsecured JWS validator needs no user set-up, so that is what
-    is configured for it. ``config`` is laid over :data:`MOCKKAFKA_LIKE_CONFIG`.
+    is configured for it. ``authorizer=True`` turns on ``StandardAuthorizer`` with
+    ``allow.everyone.if.no.acl.found=false``: plaintext clients are ``User:ANONYMOUS``, and
+    ``User:admin`` (an unsecured OAUTHBEARER token on ``sasl_port``) is a super user. ``config``
+    is laid over :data:`MOCKKAFKA_LIKE_CONFIG`. :meth:`request` sends one raw request.
     """
 
     def __init__(
@@ -292,8 +295,17 @@ class KafkaBroker:
         """Format the storage, start the broker, and wait until it serves Metadata.
 
         Raises :class:`KafkaUnavailable` (with the end of the broker's log) when it does not
-        come up within ``timeout`` seconds.
+        come up within ``timeout`` seconds. The ports are picked free just before the JVM
+        binds them; if another process took one meanwhile, the start is tried once more.
         """
+        try:
+            return self._start(timeout)
+        except KafkaUnavailable as exc:
+            if "Address already in use" not in str(exc):
+                raise
+        return self._start(timeout)
+
+    def _start(self, timeout: float) -> KafkaBroker:
         classpath = broker_classpath(self.version)
         started = time.monotonic()
         self._dir = Path(tempfile.mkdtemp(prefix="mockkafka-kafka-"))

@@ -73,6 +73,12 @@ def stop_session_broker() -> None:
         _broker = None
 
 
+def real_cluster(config: pytest.Config) -> RealKafkaCluster | None:
+    """A :class:`RealKafkaCluster` when ``--kafka-backend=kafka``, else None."""
+    name, version = backend(config)
+    return RealKafkaCluster(version) if name == "kafka" else None
+
+
 def _only_the_fake(what: str) -> None:
     __tracebackhide__ = True
     pytest.skip(
@@ -99,10 +105,16 @@ class RealKafkaCluster:
         return server
 
     def client_config(self, client: str = "confluent", **kw: Any) -> dict[str, Any]:
+        """Plaintext settings of ``client`` (confluent, java: ``bootstrap.servers``;
+        kafka-python, aiokafka: ``bootstrap_servers``); security options skip the test."""
         if kw:
             _only_the_fake(f"client_config({', '.join(kw)}=...)")
-        key = "bootstrap.servers" if client == "confluent" else "bootstrap_servers"
-        return {key: self.bootstrap_servers}
+        dotted = client in ("confluent", "java")
+        return {"bootstrap.servers" if dotted else "bootstrap_servers": self.bootstrap_servers}
+
+    def reset(self) -> None:
+        """Delete every user topic and group (what ``kafka_cluster_shared`` does per test)."""
+        self._clean()
 
     def create_topic(
         self,

@@ -41,6 +41,17 @@ def test_orders_round_trip(kafka_cluster):
     assert sorted(seen) == sorted(f"order-{i}" for i in range(10))
 
 
+def test_a_shared_cluster_starts_each_test_clean(kafka_cluster_shared):
+    from kafka import KafkaAdminClient
+
+    kafka_cluster_shared.create_topic("shared-orders", partitions=2)
+    admin = KafkaAdminClient(**kafka_cluster_shared.client_config("kafka-python"))
+    try:
+        assert "shared-orders" in admin.list_topics()
+    finally:
+        admin.close()
+
+
 def test_the_consumer_survives_a_leader_move(kafka_cluster):
     kafka_cluster.create_topic("moves", partitions=1)
     kafka_cluster.move_leader("moves", 0, to=1)
@@ -52,11 +63,11 @@ def test_the_same_user_test_passes_on_the_fake_and_on_real_kafka(
 ) -> None:
     pytester.makepyfile(test_user=USER_TESTS)
     fake = pytester.runpytest("-p", "no:cacheprovider", "-rs")
-    fake.assert_outcomes(passed=2)
+    fake.assert_outcomes(passed=3)
 
     monkeypatch.setattr(backend, "_broker", kafka)
     real = pytester.runpytest("-p", "no:cacheprovider", "-rs", "--kafka-backend=kafka")
-    real.assert_outcomes(passed=1, skipped=1)
+    real.assert_outcomes(passed=2, skipped=1)
     real.stdout.fnmatch_lines(["*kafka_cluster.move_leader is something only mockkafka can do*"])
 
 
