@@ -39,6 +39,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from mockkafka._maven import run_mvn
 from mockkafka.errors import MockKafkaError
 
 __all__ = [
@@ -135,22 +136,6 @@ def _cache_dir() -> Path:
     return Path(base) / "mockkafka" / "kafka"
 
 
-def _run_mvn(pom_dir: Path, out: Path, *, offline: bool, timeout: float) -> str:
-    """``mvn dependency:build-classpath``; returns '' on success, else mvn's complaint."""
-    cmd = ["mvn", "-B", "-q", *(["-o"] if offline else [])]
-    cmd += ["dependency:build-classpath", "-Dmdep.includeScope=runtime", f"-Dmdep.outputFile={out}"]
-    try:
-        proc = subprocess.run(
-            cmd, cwd=pom_dir, capture_output=True, text=True, timeout=timeout, check=False
-        )
-    except subprocess.TimeoutExpired:
-        return f"mvn timed out after {timeout:.0f} s"
-    if proc.returncode == 0 and out.is_file():
-        return ""
-    lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "ERROR" in ln]
-    return "\n".join(lines[:6]) or f"mvn exited {proc.returncode}"
-
-
 def broker_classpath(version: str = DEFAULT_VERSION, *, timeout: float = MVN_TIMEOUT_S) -> str:
     """The runtime classpath of the Kafka broker ``version`` (resolved once, then cached).
 
@@ -173,9 +158,9 @@ def broker_classpath(version: str = DEFAULT_VERSION, *, timeout: float = MVN_TIM
     work.mkdir(parents=True, exist_ok=True)
     (work / "pom.xml").write_text(_POM.format(version=version))
     out = work / f"classpath.{os.getpid()}.txt"
-    problem = _run_mvn(work, out, offline=True, timeout=timeout)
+    problem = run_mvn(work, out, offline=True, timeout=timeout)
     if problem and os.environ.get("MOCKKAFKA_BUILD_OFFLINE") != "1":
-        problem = _run_mvn(work, out, offline=False, timeout=timeout)
+        problem = run_mvn(work, out, offline=False, timeout=timeout)
     if problem:
         raise KafkaUnavailable(
             f"cannot resolve org.apache.kafka:kafka_2.13:{version} with mvn "
