@@ -168,3 +168,28 @@ def test_a_client_session_has_the_same_outcome_on_both_brokers(
     fake_outcome, kafka_outcome = outcomes["mockkafka"], outcomes["kafka"]
     assert sum(map(len, kafka_outcome["values"].values())) == N, kafka_outcome
     assert fake_outcome == kafka_outcome
+
+
+def test_the_java_client_sees_the_same_on_both_brokers(kafka: KafkaBroker) -> None:
+    """kafka-clients 4.4 (the Java tier's program, ``tests/interop/java``): idempotent
+    produce with retries, a read, and a second transactional producer fencing the first."""
+    from tests.interop._build import KAFKA_CLIENTS_VERSIONS, build_java
+
+    java = build_java(KAFKA_CLIENTS_VERSIONS[0])
+    outcomes = {}
+    with mockkafka.Cluster() as fake:
+        for name, bootstrap in (
+            ("mockkafka", fake.bootstrap_servers),
+            ("kafka", kafka.bootstrap_servers),
+        ):
+            port = int(bootstrap.split(",")[0].rsplit(":", 1)[1])
+            topic, fenced, txn = unique("jo"), unique("jf"), unique("jtx")
+            _create(port, topic)
+            _create(port, fenced)
+            produced = java.run("produce", bootstrap, topic, "60", "true")
+            seen = java.run("consume", bootstrap, topic, "60", "read_uncommitted")["seen"]
+            fence = java.run("fence", bootstrap, fenced, txn)
+            committed = java.run("consume", bootstrap, fenced, "1", "read_committed")["seen"]
+            outcomes[name] = (produced, sorted(seen), fence, committed)
+    assert outcomes["kafka"][1] == sorted(f"v{i}" for i in range(60)), outcomes["kafka"]
+    assert outcomes["mockkafka"] == outcomes["kafka"]
