@@ -73,9 +73,13 @@ ALLOWED: tuple[Allowed, ...] = (
         "api-versions-controller-apis",
         "ApiVersions",
         r"api_keys\[len\]|finalized_features.*|supported_features.*",
-        "Kafka also advertises the KRaft controller and inter-broker APIs and features "
-        "(kraft.version, eligible.leader.replicas.version, streams.version) that mockkafka "
-        "does not serve; metadata.version levels follow mockkafka's own model",
+        "Kafka 4.4 advertises 15 APIs more (KRaft controller and share-coordinator APIs, and "
+        "keys 88-94, newer than mockkafka's schema data) and newer versions of a few "
+        "(ApiVersions v5, TxnOffsetCommit v6, DeleteGroups v3, ConsumerGroupDescribe v1, the "
+        "share APIs v1+); mockkafka still serves the versions Kafka 4 removed (KIP-896) for "
+        "old clients and release presets, and advertises Kafka 4.0's features with "
+        "transaction.version and share.version finalized at 0 (the v1 transaction flow; the "
+        "4.0 share groups)",
     ),
     Allowed(
         "log-dir-environment",
