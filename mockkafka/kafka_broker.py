@@ -39,6 +39,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from mockkafka._maven import run_mvn
 from mockkafka.errors import MockKafkaError
 
 __all__ = [
@@ -64,7 +65,6 @@ MOCKKAFKA_LIKE_CONFIG: dict[str, str] = {
     "transaction.state.log.replication.factor": "1",
     "transaction.state.log.min.isr": "1",
     "transaction.state.log.num.partitions": "50",
-    "min.insync.replicas": "1",
     "group.initial.rebalance.delay.ms": "0",
     "group.min.session.timeout.ms": "1000",
     "group.consumer.min.heartbeat.interval.ms": "500",
@@ -74,9 +74,6 @@ MOCKKAFKA_LIKE_CONFIG: dict[str, str] = {
     "share.coordinator.state.topic.replication.factor": "1",
     "share.coordinator.state.topic.min.isr": "1",
     "delete.topic.enable": "true",
-    # No fsync pressure and small segments' preallocation off: a test broker on a busy box.
-    "log.preallocate": "false",
-    "log.flush.interval.messages": "9223372036854775807",
 }
 
 _POM = """<?xml version="1.0" encoding="UTF-8"?>
@@ -139,22 +136,6 @@ def _cache_dir() -> Path:
     return Path(base) / "mockkafka" / "kafka"
 
 
-def _run_mvn(pom_dir: Path, out: Path, *, offline: bool, timeout: float) -> str:
-    """``mvn dependency:build-classpath``; returns '' on success, else mvn's complaint."""
-    cmd = ["mvn", "-B", "-q", *(["-o"] if offline else [])]
-    cmd += ["dependency:build-classpath", "-Dmdep.includeScope=runtime", f"-Dmdep.outputFile={out}"]
-    try:
-        proc = subprocess.run(
-            cmd, cwd=pom_dir, capture_output=True, text=True, timeout=timeout, check=False
-        )
-    except subprocess.TimeoutExpired:
-        return f"mvn timed out after {timeout:.0f} s"
-    if proc.returncode == 0 and out.is_file():
-        return ""
-    lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "ERROR" in ln]
-    return "\n".join(lines[:6]) or f"mvn exited {proc.returncode}"
-
-
 def broker_classpath(version: str = DEFAULT_VERSION, *, timeout: float = MVN_TIMEOUT_S) -> str:
     """The runtime classpath of the Kafka broker ``version`` (resolved once, then cached).
 
@@ -177,9 +158,9 @@ def broker_classpath(version: str = DEFAULT_VERSION, *, timeout: float = MVN_TIM
     work.mkdir(parents=True, exist_ok=True)
     (work / "pom.xml").write_text(_POM.format(version=version))
     out = work / f"classpath.{os.getpid()}.txt"
-    problem = _run_mvn(work, out, offline=True, timeout=timeout)
+    problem = run_mvn(work, out, offline=True, timeout=timeout)
     if problem and os.environ.get("MOCKKAFKA_BUILD_OFFLINE") != "1":
-        problem = _run_mvn(work, out, offline=False, timeout=timeout)
+        problem = run_mvn(work, out, offline=False, timeout=timeout)
     if problem:
         raise KafkaUnavailable(
             f"cannot resolve org.apache.kafka:kafka_2.13:{version} with mvn "
@@ -202,7 +183,10 @@ class KafkaBroker:
     ``with KafkaBroker() as kafka: ... kafka.bootstrap_servers``; or :meth:`start` and
     :meth:`stop`. ``sasl_mechanisms`` adds a SASL_PLAINTEXT listener (``sasl_port``); only
     OAUTHBEARER with Kafka's unsecured JWS validator needs no user set-up, so that is what
-    is configured for it. ``config`` is laid over :data:`MOCKKAFKA_LIKE_CONFIG`.
+    is configured for it. ``authorizer=True`` turns on ``StandardAuthorizer`` with
+    ``allow.everyone.if.no.acl.found=false``: plaintext clients are ``User:ANONYMOUS``, and
+    ``User:admin`` (an unsecured OAUTHBEARER token on ``sasl_port``) is a super user. ``config``
+    is laid over :data:`MOCKKAFKA_LIKE_CONFIG`. :meth:`request` sends one raw request.
     """
 
     def __init__(
@@ -213,7 +197,10 @@ class KafkaBroker:
         sasl_mechanisms: tuple[str, ...] = (),
         cluster_id: str | None = None,
         node_id: int = 1,
+        authorizer: bool = False,
     ) -> None:
+        if authorizer:
+            sasl_mechanisms = ("OAUTHBEARER",)
         unknown = set(sasl_mechanisms) - {"OAUTHBEARER"}
         if unknown:
             raise ValueError(f"sasl_mechanisms: only OAUTHBEARER is set up, not {sorted(unknown)}")
@@ -222,6 +209,7 @@ class KafkaBroker:
         self.sasl_mechanisms = sasl_mechanisms
         self.cluster_id = cluster_id or _kafka_uuid()
         self.node_id = node_id
+        self.authorizer = authorizer
         self.port = 0
         self.sasl_port = 0
         self.start_seconds = 0.0
@@ -263,6 +251,25 @@ class KafkaBroker:
                 "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
                 'unsecuredLoginStringClaim_sub="broker";'
             )
+        if self.authorizer:
+            # Plaintext clients are User:ANONYMOUS, not super users: the broker talks to its
+            # controller (and to itself) over OAUTHBEARER as User:broker.
+            jaas = props["listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config"]
+            protocols[1] = "CONTROLLER:SASL_PLAINTEXT"
+            props.update(
+                {
+                    "authorizer.class.name": (
+                        "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+                    ),
+                    "super.users": "User:broker;User:admin",
+                    "allow.everyone.if.no.acl.found": "false",
+                    "inter.broker.listener.name": "SASL_PLAINTEXT",
+                    "sasl.mechanism.inter.broker.protocol": "OAUTHBEARER",
+                    "sasl.mechanism.controller.protocol": "OAUTHBEARER",
+                    "listener.name.controller.sasl.enabled.mechanisms": "OAUTHBEARER",
+                    "listener.name.controller.oauthbearer.sasl.jaas.config": jaas,
+                }
+            )
         props["listeners"] = ",".join([*listeners, f"CONTROLLER://127.0.0.1:{controller_port}"])
         props["advertised.listeners"] = ",".join(listeners)
         props["listener.security.protocol.map"] = ",".join(protocols)
@@ -273,8 +280,17 @@ class KafkaBroker:
         """Format the storage, start the broker, and wait until it serves Metadata.
 
         Raises :class:`KafkaUnavailable` (with the end of the broker's log) when it does not
-        come up within ``timeout`` seconds.
+        come up within ``timeout`` seconds. The ports are picked free just before the JVM
+        binds them; if another process took one meanwhile, the start is tried once more.
         """
+        try:
+            return self._start(timeout)
+        except KafkaUnavailable as exc:
+            if "Address already in use" not in str(exc):
+                raise
+        return self._start(timeout)
+
+    def _start(self, timeout: float) -> KafkaBroker:
         classpath = broker_classpath(self.version)
         started = time.monotonic()
         self._dir = Path(tempfile.mkdtemp(prefix="mockkafka-kafka-"))
@@ -286,7 +302,8 @@ class KafkaBroker:
         (self._dir / "log4j2.yaml").write_text(_LOG4J2)
         java = ["java", "-Xms128m", "-Xmx768m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
         java += [f"-Dlog4j2.configurationFile={self._dir / 'log4j2.yaml'}", "-cp", classpath]
-        fmt = [*java, "kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c", str(props)]
+        fmt = [*java, "kafka.tools.StorageTool", "format", f"--cluster-id={self.cluster_id}"]
+        fmt += ["-c", str(props)]
         try:
             proc = subprocess.run(fmt, capture_output=True, text=True, timeout=timeout, check=False)
         except subprocess.TimeoutExpired:
@@ -296,7 +313,10 @@ class KafkaBroker:
             ) from None
         if proc.returncode:
             self.stop()
-            raise KafkaUnavailable(f"kafka StorageTool format failed: {proc.stdout[-2000:]}")
+            out = (proc.stdout + proc.stderr)[-2000:]
+            raise KafkaUnavailable(
+                f"kafka StorageTool format failed (exit {proc.returncode}): {out}"
+            )
         log = (self._dir / "broker.log").open("wb")
         self._proc = subprocess.Popen(
             [*java, "kafka.Kafka", str(props)], stdout=log, stderr=subprocess.STDOUT
@@ -376,7 +396,10 @@ def _kafka_uuid() -> str:
     """A random cluster id the way Kafka writes one (URL-safe base64 of 16 bytes)."""
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    while True:  # one starting with "-" reads as an option to a command line tool
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 if __name__ == "__main__":  # python -m mockkafka.kafka_broker [VERSION...]: fetch the jars

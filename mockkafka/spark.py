@@ -27,12 +27,12 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mockkafka._maven import run_mvn
 from mockkafka.errors import MockKafkaError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -132,28 +132,6 @@ def _cache_dir() -> Path:
     return Path(base) / "mockkafka" / "spark"
 
 
-def _run_mvn(pom_dir: Path, out: Path, *, offline: bool, timeout: float) -> str:
-    """Run ``mvn dependency:build-classpath``; returns '' on success, else mvn's complaint."""
-    cmd = ["mvn", "-B", "-q"]
-    if offline:
-        cmd.append("-o")
-    cmd += [
-        "dependency:build-classpath",
-        "-Dmdep.includeScope=runtime",
-        f"-Dmdep.outputFile={out}",
-    ]
-    try:
-        proc = subprocess.run(
-            cmd, cwd=pom_dir, capture_output=True, text=True, timeout=timeout, check=False
-        )
-    except subprocess.TimeoutExpired:
-        return f"mvn timed out after {timeout:.0f} s"
-    if proc.returncode == 0 and out.is_file():
-        return ""
-    lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "ERROR" in ln]
-    return "\n".join(lines[:6]) or f"mvn exited {proc.returncode}"
-
-
 def connector_jars(*, timeout: float = MVN_TIMEOUT_S) -> list[str]:
     """Paths of the jars to add to pyspark for ``format("kafka")``; cached after the first call.
 
@@ -211,9 +189,9 @@ def _resolve(
     ``~/.m2`` first and then (unless ``MOCKKAFKA_BUILD_OFFLINE=1``) from Maven Central;
     returns '' or mvn's complaint."""
     (work / "pom.xml").write_text(_POM.format(group=group, artifact=artifact, version=version))
-    problem = _run_mvn(work, out, offline=True, timeout=timeout)
+    problem = run_mvn(work, out, offline=True, timeout=timeout)
     if problem and os.environ.get("MOCKKAFKA_BUILD_OFFLINE") != "1":
-        problem = _run_mvn(work, out, offline=False, timeout=timeout)
+        problem = run_mvn(work, out, offline=False, timeout=timeout)
     return problem
 
 

@@ -96,6 +96,12 @@ def stop_session_broker() -> None:
         _broker = None
 
 
+def real_cluster(config: pytest.Config) -> RealKafkaCluster | None:
+    """A :class:`RealKafkaCluster` when ``--kafka-backend=kafka``, else None."""
+    name, version = backend(config)
+    return RealKafkaCluster(version, proxy_upstream(config)) if name == "kafka" else None
+
+
 def _only_the_fake(what: str) -> None:
     __tracebackhide__ = True
     pytest.skip(
@@ -148,10 +154,21 @@ class RealKafkaCluster:
         return self._proxy.traffic
 
     def client_config(self, client: str = "confluent", **kw: Any) -> dict[str, Any]:
+        """Plaintext settings of ``client`` (confluent, java: ``bootstrap.servers``;
+        kafka-python, aiokafka: ``bootstrap_servers``); security options skip the test."""
         if kw:
             _only_the_fake(f"client_config({', '.join(kw)}=...)")
-        key = "bootstrap.servers" if client == "confluent" else "bootstrap_servers"
-        return {key: self.bootstrap_servers}
+        dotted = client in ("confluent", "java")
+        return {"bootstrap.servers" if dotted else "bootstrap_servers": self.bootstrap_servers}
+
+    def reset(self) -> None:
+        """What ``kafka_cluster_shared`` does per test: the proxy forgets its rules and
+        traffic; on the session's own broker every user topic and group is deleted (an
+        existing cluster is never cleaned)."""
+        self._proxy.faults.clear()
+        self._proxy.traffic.clear()
+        if not isinstance(self._broker, _Upstream):
+            self._clean()
 
     def create_topic(
         self,

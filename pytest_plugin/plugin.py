@@ -479,7 +479,8 @@ def _kafka_cluster_shared_instance(
             ("fixture kafka_cluster_shared_options", kafka_cluster_shared_options),
         ]
     )
-    cluster = start_cluster(opts)
+    real: Any = _backend.real_cluster(request.config)  # --kafka-backend=kafka
+    cluster = cast("Cluster", real) if real is not None else start_cluster(opts)
     try:
         yield cluster, opts
     finally:
@@ -522,6 +523,10 @@ def kafka_cluster_shared(
             )
     cluster.reset()
     topics = marker if "topics" in marker.sources else shared
+    if isinstance(cluster, _backend.RealKafkaCluster):
+        create_topics(cluster, topics)
+        yield cluster
+        return
     strict = marker.strict_faults if "strict_faults" in marker.sources else shared.strict_faults
     tests_of(request.node).add("kafka_cluster_shared", cluster, strict_faults=strict)
     create_topics(cluster, topics)

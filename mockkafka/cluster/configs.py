@@ -149,7 +149,8 @@ B, S, INT, L, LI, D, P, SH = (
 _COMPRESSION = ("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")
 _TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 
-# Kafka 4.x topic configs (LogConfig), with Kafka's defaults.
+# Kafka 4.x topic configs (LogConfig), with Kafka's defaults: those Kafka 4.4 reports
+# (tests/configs/test_recorded_configs.py checks them against brokers' recorded answers).
 TOPIC_CONFIG_DEFS: dict[str, ConfigDef] = {
     d.name: d
     for d in (
@@ -159,6 +160,7 @@ TOPIC_CONFIG_DEFS: dict[str, ConfigDef] = {
         _d("compression.type", S, "producer", valid=_COMPRESSION),
         _d("compression.zstd.level", INT, "3", min=-131072, max=22),
         _d("delete.retention.ms", L, "86400000", min=0),
+        _d("errors.deadletterqueue.group.enable", B, "false"),
         _d("file.delete.delay.ms", L, "60000", min=0),
         _d("flush.messages", L, LONG_MAX, min=1),
         _d("flush.ms", L, LONG_MAX, min=0),
@@ -168,14 +170,17 @@ TOPIC_CONFIG_DEFS: dict[str, ConfigDef] = {
         _d("local.retention.bytes", L, "-2", min=-2),
         _d("local.retention.ms", L, "-2", min=-2),
         _d("max.compaction.lag.ms", L, LONG_MAX, min=1),
+        _d("max.decompressed.message.bytes", INT, "2147483639", min=0),
         _d("max.message.bytes", INT, "1048588", min=0),
-        _d("message.timestamp.after.max.ms", L, LONG_MAX, min=0),
+        _d("message.timestamp.after.max.ms", L, "3600000", min=0),
         _d("message.timestamp.before.max.ms", L, LONG_MAX, min=0),
         _d("message.timestamp.type", S, "CreateTime", valid=_TIMESTAMP_TYPES),
         _d("min.cleanable.dirty.ratio", D, "0.5", min=0, max=1),
         _d("min.compaction.lag.ms", L, "0", min=0),
         _d("min.insync.replicas", INT, "1", min=1),
         _d("preallocate", B, "false"),
+        _d("remote.copy.lag.bytes", L, "-1", min=-1),
+        _d("remote.copy.lag.ms", L, "0", min=0),
         _d("remote.log.copy.disable", B, "false"),
         _d("remote.log.delete.on.disable", B, "false"),
         _d("remote.storage.enable", B, "false"),
@@ -194,7 +199,7 @@ TOPIC_CONFIG_DEFS: dict[str, ConfigDef] = {
 BROKER_CONFIG_DEFS: dict[str, ConfigDef] = {
     d.name: d
     for d in (
-        _d("advertised.listeners", S, None, dynamic=False),
+        _d("advertised.listeners", LI, None, dynamic=False),
         _d("auto.create.topics.enable", B, "true", dynamic=False),
         _d("auto.leader.rebalance.enable", B, "true", dynamic=False),
         _d("background.threads", INT, "10", min=1),
@@ -207,7 +212,7 @@ BROKER_CONFIG_DEFS: dict[str, ConfigDef] = {
         _d("delegation.token.max.lifetime.ms", L, "604800000", min=1, dynamic=False),
         _d("delegation.token.secret.key", P, None, sensitive=True, dynamic=False),
         _d("delete.topic.enable", B, "true", dynamic=False),
-        _d("fetch.max.bytes", INT, "57671680", min=0),
+        _d("fetch.max.bytes", INT, "57671680", min=0, dynamic=False),
         _d(
             "group.coordinator.rebalance.protocols",
             LI,
@@ -223,13 +228,13 @@ BROKER_CONFIG_DEFS: dict[str, ConfigDef] = {
         _d("group.share.delivery.count.limit", INT, "5", min=2, max=10, dynamic=False),
         _d("group.share.enable", B, "false", dynamic=False),
         _d("group.share.heartbeat.interval.ms", INT, "5000", min=1, dynamic=False),
-        _d("group.share.max.size", SH, "200", min=10, max=1000, dynamic=False),
+        _d("group.share.max.size", INT, "200", min=10, max=1000, dynamic=False),
         _d("group.share.partition.max.record.locks", INT, "200", min=100, dynamic=False),
         _d("group.share.record.lock.duration.ms", INT, "30000", min=1000, dynamic=False),
         _d("group.share.session.timeout.ms", INT, "45000", min=1, dynamic=False),
-        _d("listeners", S, "PLAINTEXT://:9092", dynamic=False),
+        _d("listeners", LI, "PLAINTEXT://:9092", dynamic=False),
         _d("log.cleanup.policy", LI, "delete", valid=("delete", "compact")),
-        _d("log.dirs", S, None, dynamic=False),
+        _d("log.dirs", LI, None, dynamic=False),
         _d("log.flush.interval.messages", L, LONG_MAX, min=1),
         _d("log.message.timestamp.type", S, "CreateTime", valid=_TIMESTAMP_TYPES),
         _d("log.retention.bytes", L, "-1"),

@@ -248,6 +248,13 @@ class ClusterState:
         self.fetch_sessions: dict[int, FetchSessionCache] = {}
         #: Configs set at run time beyond ``broker_configs`` (see ``configs.py``).
         self.dynamic_configs = DynamicConfigs()
+        release = self.config.kafka_version
+        if release is None or tuple(int(x) for x in release.split(".")) >= (4, 1):
+            # Kafka 4.1+ (eligible leader replicas, KIP-966) writes the cluster-wide
+            # min.insync.replicas at bootstrap: it reports DYNAMIC_DEFAULT_BROKER_CONFIG.
+            self.dynamic_configs.default_broker["min.insync.replicas"] = self.broker_configs.get(
+                "min.insync.replicas", "1"
+            )
         #: State of subsystems that have no typed attribute yet, by name (cleared by reset).
         self.extensions: dict[str, Any] = {}
         from mockkafka.cluster.coordinators import Coordinators

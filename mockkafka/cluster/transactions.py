@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mockkafka.cluster.coordinators import GROUP, TRANSACTION, partition_for
-from mockkafka.cluster.producers import ProducerIdInfo
+from mockkafka.cluster.producers import ProducerIdInfo, ProducerPartitionState
 from mockkafka.errors import ErrorCode, error_code
 
 if TYPE_CHECKING:
@@ -625,6 +625,7 @@ class TransactionCoordinator:
                 leader_epoch=p.leader_epoch,
                 now_ms=now,
             )
+            note_marker_producer(p, producer_id, producer_epoch)
             st.notify(("partition", topic, idx))
         if committed:
             for group_id, staged in txn.pending_offsets.items():
@@ -758,5 +759,17 @@ def write_marker(
         leader_epoch=p.leader_epoch,
         now_ms=state.now_ms(),
     )
+    note_marker_producer(p, producer_id, producer_epoch)
     state.notify(("partition", p.topic, p.index))
     return ErrorCode.NONE
+
+
+def note_marker_producer(p: Partition, producer_id: int, producer_epoch: int) -> None:
+    """A marker is a batch of its producer: the partition remembers the producer (at the
+    marker's epoch) even when the transaction wrote nothing there, as Kafka's producer
+    state does (DescribeProducers lists it)."""
+    known = p.producers.get(producer_id)
+    if known is None:
+        p.producers[producer_id] = ProducerPartitionState(epoch=producer_epoch)
+    elif producer_epoch > known.epoch:
+        known.epoch = producer_epoch

@@ -39,7 +39,15 @@ _ARRAY_ALIASES["responses"] = (*_ARRAY_ALIASES["responses"], "resources")
 # The error code fields set (partition_error_code: AddPartitionsToTxn v0-3).
 _ERROR_FIELDS = frozenset({"error_code", "partition_error_code"})
 # Fields whose schema default is a real value; an error answers Kafka's "unknown" instead.
-_UNKNOWN_VALUES = {"committed_offset": -1, "base_offset": -1}  # Kafka: INVALID_OFFSET
+# (Checked against Kafka 4.4 by the oracle tier: CreateTopics, DeleteRecords; Produce's
+# base offset is -1 in an error answer, as Kafka's.)
+_UNKNOWN_VALUES = {
+    "committed_offset": -1,
+    "base_offset": -1,
+    "low_watermark": -1,
+    "num_partitions": -1,
+    "replication_factor": -1,
+}
 
 # Response field -> request fields that carry the same identity under another name.
 _ID_ALIASES = {

@@ -589,6 +589,8 @@ def _answers(ctx: RequestContext, request: Message, check: Each, denied: list[An
         entry = (built.get(check.answer) or [{}])[0]
         if check.locate is _topic_by_name_or_id and not item.get("name"):
             entry["name"] = None  # the id was not the client's to resolve
+        if check.array == "groups" and "topics" in entry:
+            entry["topics"] = []  # a refused group comes without its topics (OffsetFetch v8+)
         out.append(entry)
     return out
 

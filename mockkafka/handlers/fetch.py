@@ -141,12 +141,17 @@ def _read_all(
         injected = ctx.fault_partitions.get((name or "", idx))
         if not topic_allowed(ctx, AclOperation.READ, name or ""):
             out["error_code"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            out["aborted_transactions"] = []  # refused before the read: Kafka's defaults
         elif injected is not None:  # a fault rule's error: nothing read, always sent
             out["error_code"] = injected
+            out["aborted_transactions"] = []
         elif topic is None:
-            out["error_code"] = terr
+            # v13+ names topics by id only: a zero id is an unknown id too, as in Kafka.
+            out["error_code"] = ErrorCode.UNKNOWN_TOPIC_ID if use_ids else terr
+            out["aborted_transactions"] = []
         elif p is None:
             out["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            out["aborted_transactions"] = []
         else:
             err = leader_error(ctx, p, req.get("current_leader_epoch", -1) if v >= 9 else -1)
             out["high_watermark"] = p.log.high_watermark

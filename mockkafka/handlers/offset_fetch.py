@@ -76,7 +76,9 @@ def fetch_group(
                 "metadata": "",
                 "error_code": ErrorCode.NONE,
             }
-            if pending is not None and pending(group_id, name, p):
+            if tid is not None and not name:  # v10+: a topic id no topic has
+                row["error_code"] = ErrorCode.UNKNOWN_TOPIC_ID
+            elif pending is not None and pending(group_id, name, p):
                 row["error_code"] = ErrorCode.UNSTABLE_OFFSET_COMMIT
             elif om is not None:
                 row["committed_offset"] = om.offset
@@ -117,7 +119,10 @@ def handle(ctx: RequestContext, request: Message) -> Result:
                 member_id=gr.get("member_id") if v >= 9 else None,
                 member_epoch=gr.get("member_epoch", -1) if v >= 9 else -1,
             )
-            groups.append({"group_id": gr.get("group_id"), "topics": topics, "error_code": err})
+            # A group-level error comes without topics, as in Kafka.
+            groups.append(
+                {"group_id": gr.get("group_id"), "topics": [] if err else topics, "error_code": err}
+            )
         return {"groups": groups}
     topics_req = request.get("topics")
     if v < 2 and topics_req is None:

@@ -56,7 +56,8 @@ def handle(ctx: RequestContext, request: Message) -> Result:
                 out["error_code"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
                 continue
             if topic is None:
-                out["error_code"] = terr
+                # v13+ names topics by id only: a zero id is an unknown id too, as in Kafka.
+                out["error_code"] = ErrorCode.UNKNOWN_TOPIC_ID if ctx.version >= 13 else terr
                 continue
             p = find_partition(topic, idx)
             if p is None:

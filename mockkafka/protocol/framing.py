@@ -31,6 +31,7 @@ from mockkafka.protocol.apis import (
 )
 from mockkafka.protocol.codec import Message, codec
 from mockkafka.protocol.errors import FrameTooLarge, ProtocolError, UnsupportedVersion
+from mockkafka.protocol.validate import check_request
 
 
 class _NeedData:
@@ -216,6 +217,7 @@ class ServerConnection:
             )
             return Request(header, a, None, len(frame), err)
         body, _end = codec(a.request_name, header.api_version).decode(frame, pos)
+        check_request(a.name, header.api_version, body)
         return Request(header, a, body, len(frame), frame=frame, body_offset=pos)
 
     @staticmethod

@@ -5,8 +5,10 @@ Kafka 3.9 advertises (intersected with what mockkafka serves), so a client that 
 broker's release from ApiVersions (kafka-python, Sarama, ...) infers 3.9, and negotiates the
 versions it would negotiate against that release. Releases before 0.10 had no ApiVersions:
 such a preset closes the connection on an ApiVersions request, as those brokers did, and
-clients fall back to probing. The table lives in ``_releases_data.py`` (see
-``tools/gen_releases.py`` for where its facts come from).
+clients fall back to probing. The tables live in ``_releases_data.py`` (see
+``tools/gen_releases.py`` for where its facts come from) and, for 4.0-4.4, in
+``_releases_recorded.py``, recorded from the real brokers by
+``tools/record_kafka_releases.py``.
 
 The finalized features a release reports: none before 3.3; ``metadata.version`` at the
 release's level for 3.3-3.9 (KRaft); Kafka 4's features from 4.0 on.
@@ -16,7 +18,16 @@ from __future__ import annotations
 
 import difflib
 
-from mockkafka.protocol._releases_data import RELEASE_API_VERSIONS
+from mockkafka.protocol._releases_data import RELEASE_API_VERSIONS as _FROM_KAFKA_PYTHON
+from mockkafka.protocol._releases_recorded import RECORDED
+
+#: Release -> {api key: (min, max)}: the 4.x releases as their brokers answered
+#: (``_releases_recorded.py``, ``tools/record_kafka_releases.py``), the older ones from
+#: ``_releases_data.py``.
+RELEASE_API_VERSIONS: dict[str, dict[int, tuple[int, int]]] = {
+    **_FROM_KAFKA_PYTHON,
+    **{release: dict(data["apis"]) for release, data in RECORDED.items()},
+}
 
 NEWEST = max(RELEASE_API_VERSIONS, key=lambda r: tuple(int(x) for x in r.split(".")))
 """The newest release in the table (the default behaviour is newer still: every version)."""

@@ -532,11 +532,17 @@ def test_describe_configs_broker_must_be_the_receiving_broker() -> None:
 
 def test_describe_configs_broker_default_resource_lists_dynamic_defaults_only() -> None:
     state = make_state()
-    assert _describe(state, BROKER, "")["configs"] == []
-    _alter(state, BROKER, "", [("log.retention.ms", SET, "1234")])
+    # Kafka 4.1+ writes the cluster-wide min.insync.replicas at bootstrap (checked against
+    # Kafka 4.4 by the oracle tier); nothing else is set.
     [c] = _describe(state, BROKER, "")["configs"]
-    assert (c["name"], c["value"]) == ("log.retention.ms", "1234")
-    assert c["config_source"] == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+    assert (c["name"], c["value"]) == ("min.insync.replicas", "1")
+    _alter(state, BROKER, "", [("log.retention.ms", SET, "1234")])
+    cfg = configs_of(_describe(state, BROKER, ""))
+    assert sorted(cfg) == ["log.retention.ms", "min.insync.replicas"]
+    assert cfg["log.retention.ms"]["value"] == "1234"
+    assert {c["config_source"] for c in cfg.values()} == {
+        ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+    }
 
 
 def test_describe_configs_broker_logger_and_group() -> None:

@@ -6,7 +6,7 @@ from mockkafka.handlers.base import load_handlers
 from mockkafka.protocol.apis import API_BY_KEY
 from tests.oracle.allowed import allowed_by
 from tests.oracle.harness import ApiTally, Client, Exchange, compare, run_session
-from tests.oracle.sessions import HANDWRITTEN, SOFTWARE, sweep_sessions
+from tests.oracle.sessions import HANDWRITTEN, SOFTWARE, sweep_sessions, versioned_sessions
 
 
 def advertised(port: int) -> dict[str, tuple[int, int]]:
@@ -40,7 +40,7 @@ def run_all(fake_port: int, kafka_port: int) -> tuple[dict[str, ApiTally], list[
     """Every session on both brokers (sweep first: it reads "all groups" and "all topics"
     while both brokers are still empty); returns the tallies and the fake's exchanges."""
     versions = common_versions(fake_port, kafka_port)
-    sessions = {**sweep_sessions(versions), **HANDWRITTEN}
+    sessions = {**sweep_sessions(versions), **versioned_sessions(versions), **HANDWRITTEN}
     fake_all: list[Exchange] = []
     kafka_all: list[Exchange] = []
     for name, session in sessions.items():

@@ -1,6 +1,6 @@
 """``python -m tests.oracle.report [-v]``: one line per API -- exchanges compared, identical,
 allowed differences, unexplained -- from a fresh mockkafka cluster and a fresh Apache Kafka
-broker (``mockkafka/kafka_broker.py``). ``-v`` also prints each unexplained difference."""
+broker (``mockkafka/kafka_broker.py``), then both again with the authorizer on. ``-v`` also prints each unexplained difference."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import time
 
 import mockkafka
 from mockkafka.kafka_broker import KafkaBroker
+from tests.oracle.authz_sessions import run_authorizer
 from tests.oracle.differential import run_all
 from tests.oracle.harness import ApiTally
 
@@ -46,6 +47,14 @@ def main(argv: list[str]) -> int:
         started = time.monotonic() - t0
         port = int(fake.bootstrap_servers.split(",")[0].rsplit(":", 1)[1])
         tallies, _ = run_all(port, kafka.port)
+    with KafkaBroker(authorizer=True) as kafka, mockkafka.Cluster(authorizer=True) as fake:
+        for api, t in run_authorizer(fake, kafka).items():
+            into = tallies.setdefault(api, ApiTally(api))
+            into.compared += t.compared
+            into.identical += t.identical
+            into.allowed += t.allowed
+            into.unexplained += t.unexplained
+            into.examples += t.examples
     print(format_report(tallies, verbose=verbose))
     print(f"kafka broker start: {started:.1f} s; whole run: {time.monotonic() - t0:.1f} s")
     return 1 if any(t.unexplained for t in tallies.values()) else 0

@@ -66,6 +66,12 @@ def _create(c: Client, name: str, partitions: int = 1, **extra: Any) -> Any:
     return answer
 
 
+def _topic_id(c: Client, name: str) -> Any:
+    """The topic's id (clients learn it from Metadata; v13+ Produce/Fetch name topics by it)."""
+    found = c.quiet("Metadata", 12, {"topics": [{"name": name}]})
+    return found["topics"][0]["topic_id"] if isinstance(found, dict) else None
+
+
 def settle_topic(c: Client, name: str, partitions: int) -> None:
     deadline = time.monotonic() + 10
     ask = {
@@ -93,18 +99,24 @@ def _batch(*values: bytes, **kw: Any) -> bytes:
 def _produce(
     c: Client, topic: str, partition: int, records: bytes, *, version: int = 9, **kw: Any
 ) -> Any:
+    topic_id = kw.pop("topic_id", None)
+    named: dict[str, Any] = {"name": topic}
+    if version >= 13 and topic_id is not None:
+        named = {"topic_id": topic_id}
     body = {
         "acks": -1,
         "timeout_ms": 5000,
-        "topic_data": [
-            {"name": topic, "partition_data": [{"index": partition, "records": records}]}
-        ],
+        "topic_data": [{**named, "partition_data": [{"index": partition, "records": records}]}],
         **kw,
     }
     return c.request("Produce", version, body)
 
 
-def _fetch(c: Client, topic: str, offset: int, *, version: int = 12) -> Any:
+def _fetch(c: Client, topic: str, offset: int, *, version: int = 12, topic_id: Any = None) -> Any:
+    """Fetch partition 0 of ``topic`` (by ``topic_id`` from v13, as clients do)."""
+    named: dict[str, Any] = {"topic": topic}
+    if version >= 13 and topic_id is not None:
+        named = {"topic_id": topic_id}
     return c.request(
         "Fetch",
         version,
@@ -116,7 +128,7 @@ def _fetch(c: Client, topic: str, offset: int, *, version: int = 12) -> Any:
             "isolation_level": 0,
             "topics": [
                 {
-                    "topic": topic,
+                    **named,
                     "partitions": [
                         {"partition": 0, "fetch_offset": offset, "partition_max_bytes": 1 << 20}
                     ],
@@ -382,6 +394,121 @@ def sasl_on_plaintext(c: Client) -> None:
     for v in (0, 1, 2):
         c.request("SaslAuthenticate", v, {"auth_bytes": b"\x00u\x00p"})
         c.close()
+
+
+def _vrange(versions: dict[str, tuple[int, int]], api: str, lowest: int = 0) -> range:
+    lo, hi = versions.get(api, (1, 0))
+    return range(max(lo, lowest), hi + 1)
+
+
+def versioned_sessions(versions: dict[str, tuple[int, int]]) -> dict[str, Session]:
+    """The core client requests on one topic and one group at every version both brokers
+    advertise (``versions``): what each client generation sends."""
+
+    def data_path(c: Client) -> None:
+        t = c.name("everyv")
+        _create(c, t, 2)
+        topic_id = _topic_id(c, t)
+        for v in _vrange(versions, "Metadata"):
+            # v0-v3 may auto-create: they ask only for the topic that exists.
+            body: dict[str, Any] = {"topics": [{"name": t}]}
+            if v >= 4:
+                body = {"topics": [{"name": t}, {"name": c.name("nope")}]}
+                body["allow_auto_topic_creation"] = False
+            c.request("Metadata", v, body)
+        c.request(
+            "Metadata",
+            12,
+            {"topics": [{"name": c.name("auto")}], "allow_auto_topic_creation": True},
+        )
+        for v in _vrange(versions, "Produce", lowest=3):
+            _produce(c, t, 0, _batch(f"v{v}".encode()), version=v, topic_id=topic_id)
+        for v in _vrange(versions, "ListOffsets"):
+            for ts in (-2, -1):
+                part: dict[str, Any] = {"partition_index": 0, "timestamp": ts}
+                if v == 0:
+                    part["max_num_offsets"] = 1
+                c.request(
+                    "ListOffsets",
+                    v,
+                    {"replica_id": -1, "topics": [{"name": t, "partitions": [part]}]},
+                )
+        for v in _vrange(versions, "Fetch"):
+            _fetch(c, t, 0, version=v, topic_id=topic_id)
+            _fetch(c, t, 1000, version=v, topic_id=topic_id)
+        for v in _vrange(versions, "DescribeConfigs"):
+            c.request(
+                "DescribeConfigs",
+                v,
+                {
+                    "resources": [
+                        {
+                            "resource_type": 2,
+                            "resource_name": t,
+                            "configuration_keys": ["retention.ms"],
+                        }
+                    ]
+                },
+            )
+
+    def offsets(c: Client) -> None:
+        t, g = c.name("offv"), c.name("offg")
+        _create(c, t, 1)
+        topic_id = _topic_id(c, t)
+        for v in _vrange(versions, "OffsetCommit", lowest=2):
+            part = {"partition_index": 0, "committed_offset": v, "committed_metadata": "m"}
+            topic: dict[str, Any] = {"topic_id": topic_id} if v >= 10 else {"name": t}
+            c.request(
+                "OffsetCommit",
+                v,
+                {
+                    "group_id": g,
+                    "generation_id_or_member_epoch": -1,
+                    "member_id": "",
+                    "retention_time_ms": -1,
+                    "topics": [{**topic, "partitions": [part]}],
+                },
+            )
+        for v in _vrange(versions, "OffsetFetch", lowest=1):
+            if v >= 8:
+                named: dict[str, Any] = {"topic_id": topic_id} if v >= 10 else {"name": t}
+                asked = {**named, "partition_indexes": [0, 5]}
+                body: dict[str, Any] = {"groups": [{"group_id": g, "topics": [asked]}]}
+            else:
+                body = {"group_id": g, "topics": [{"name": t, "partition_indexes": [0, 5]}]}
+            c.request("OffsetFetch", v, body)
+        for v in _vrange(versions, "DescribeGroups"):
+            c.request("DescribeGroups", v, {"groups": [g]})
+        for v in _vrange(versions, "FindCoordinator"):
+            if v >= 4:
+                c.request("FindCoordinator", v, {"key_type": 0, "coordinator_keys": [g]})
+            else:
+                c.request("FindCoordinator", v, {"key": g, "key_type": 0})
+
+    def topics_admin(c: Client) -> None:
+        for v in _vrange(versions, "CreateTopics", lowest=2):
+            t = c.name(f"adm{v}")
+            body = {
+                "topics": [{"name": t, "num_partitions": 1, "replication_factor": 1}],
+                "timeout_ms": 5000,
+            }
+            c.request("CreateTopics", v, body)
+            settle_topic(c, t, 1)
+            c.request("CreateTopics", v, body)  # TOPIC_ALREADY_EXISTS
+        for v in _vrange(versions, "DeleteTopics", lowest=1):
+            names = [c.name(f"adm{v}"), c.name("never")]
+            if v >= 6:
+                c.request(
+                    "DeleteTopics", v, {"topics": [{"name": n} for n in names], "timeout_ms": 5000}
+                )
+            else:
+                c.request("DeleteTopics", v, {"topic_names": names, "timeout_ms": 5000})
+
+    return {
+        "every-version:data": data_path,
+        "every-version:offsets": offsets,
+        "every-version:topics": topics_admin,
+    }
 
 
 HANDWRITTEN: dict[str, Callable[[Client], None]] = {

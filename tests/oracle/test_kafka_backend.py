@@ -56,6 +56,16 @@ def test_the_idempotent_producer_retries_leader_errors(kafka_cluster):
     assert rule.fired == 2
     assert len(kafka_cluster.traffic.requests("Produce", with_error="NOT_LEADER_OR_FOLLOWER")) == 2
 
+def test_a_shared_cluster_starts_each_test_clean(kafka_cluster_shared):
+    from kafka import KafkaAdminClient
+
+    kafka_cluster_shared.create_topic("shared-orders", partitions=2)
+    admin = KafkaAdminClient(**kafka_cluster_shared.client_config("kafka-python"))
+    try:
+        assert "shared-orders" in admin.list_topics()
+    finally:
+        admin.close()
+
 
 def test_the_consumer_survives_a_leader_move(kafka_cluster):
     kafka_cluster.create_topic("moves", partitions=1)
@@ -68,12 +78,13 @@ def test_the_same_user_test_passes_on_the_fake_and_on_real_kafka(
 ) -> None:
     pytester.makepyfile(test_user=USER_TESTS)
     fake = pytester.runpytest("-p", "no:cacheprovider", "-rs")
-    fake.assert_outcomes(passed=3)
+    fake.assert_outcomes(passed=4)
 
     monkeypatch.setattr(backend, "_broker", kafka)
     real = pytester.runpytest("-p", "no:cacheprovider", "-rs", "--kafka-backend=kafka")
     # Fault rules and traffic work on real Kafka too: the proxy sits in front of it.
-    real.assert_outcomes(passed=2, skipped=1)
+
+    real.assert_outcomes(passed=3, skipped=1)
     real.stdout.fnmatch_lines(["*kafka_cluster.move_leader is something only mockkafka can do*"])
 
 

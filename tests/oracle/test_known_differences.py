@@ -186,3 +186,28 @@ def test_refused_oauthbearer_token_fails_with_the_json_error_of_the_challenge(
             '{"status":"invalid_token"}',
         )
         assert raw.closed_by_broker(wait=5.0)
+
+
+_ACL_FILTER = {
+    "resource_type_filter": 2,
+    "resource_name_filter": None,
+    "pattern_type_filter": 3,
+    "principal_filter": None,
+    "host_filter": None,
+    "operation": 1,
+    "permission_type": 1,
+}
+
+
+@pytest.mark.parametrize(
+    "field", ["resource_type_filter", "pattern_type_filter", "operation", "permission_type"]
+)
+def test_an_acl_filter_with_an_unknown_enum_closes_the_connection(
+    target: Target, field: str
+) -> None:
+    """Kafka's DescribeAclsRequest refuses UNKNOWN (0) while parsing; another unknown code
+    (99) parses and is answered (SECURITY_DISABLED: neither broker has an authorizer)."""
+    with Raw("127.0.0.1", target.port) as raw:
+        assert raw.request("DescribeAcls", 3, {**_ACL_FILTER, field: 99})["error_code"] == 54
+        raw.send(raw.conn.send_request("DescribeAcls", 3, {**_ACL_FILTER, field: 0}))
+        assert raw.closed_by_broker(wait=5.0)
