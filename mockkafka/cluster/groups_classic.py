@@ -726,9 +726,10 @@ class ClassicGroup(Group):
 
     def fail_pending(self, error: ErrorCode) -> None:
         for m in self.members.values():
-            for p in (m.join_pending, m.sync_pending):
-                if p is not None:
-                    p.complete(_error(error, member_id=m.member_id))
+            if m.join_pending is not None:
+                m.join_pending.complete(_error(error, member_id=m.member_id))
+            if m.sync_pending is not None:  # a SyncGroup answer has no member_id field
+                m.sync_pending.complete(_error(error))
             if m.join_pending is not None:
                 m.join_pending = Pending()  # still counts as joined, as after a reload
             m.sync_pending = None

@@ -341,3 +341,23 @@ def test_find_coordinator_batched_and_single(h: Harness) -> None:
 def test_invalid_session_timeout(h: Harness) -> None:
     r = join(h, session_ms=10)
     assert isinstance(r, dict) and r["error_code"] == ErrorCode.INVALID_SESSION_TIMEOUT
+
+
+def test_a_sync_parked_when_the_coordinator_moves_gets_a_valid_not_coordinator_answer(
+    h: Harness,
+) -> None:
+    """Regression (found by test_stateful's ConsumerGroupMachine): the parked SyncGroup was
+    failed with a JoinGroup-shaped answer carrying ``member_id``, which SyncGroupResponse
+    has no field for (an error inside the broker)."""
+    a = stable_group_of_one(h)
+    b, jb = join_new(h)
+    assert isinstance(jb, Parked)
+    ja = join(h, a)
+    assert isinstance(ja, dict) and jb.poll() is not None
+    gen = ja["generation_id"]
+    follower = sync(h, b, gen)
+    assert isinstance(follower, Parked)  # waits for the leader's assignments
+    coord = h.coordinator(G)
+    h.state.groups.move_coordinator(G, next(x for x in (1, 2, 3) if x != coord))
+    answer = follower.poll()  # encoded and decoded as SyncGroupResponse v5
+    assert answer is not None and answer["error_code"] == ErrorCode.NOT_COORDINATOR
