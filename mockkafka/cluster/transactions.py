@@ -772,4 +772,7 @@ def note_marker_producer(p: Partition, producer_id: int, producer_epoch: int) ->
     if known is None:
         p.producers[producer_id] = ProducerPartitionState(epoch=producer_epoch)
     elif producer_epoch > known.epoch:
+        # A newer epoch starts its sequences at 0 (transaction version 2 writes the marker
+        # at the epoch EndTxn bumped to, the epoch the producer's next batch carries).
         known.epoch = producer_epoch
+        known.batches.clear()

@@ -125,3 +125,18 @@ def test_init_producer_id_v6_refuses_two_phase_commit(h: Harness) -> None:
     plain = h.init("t1", version=6)
     assert plain["error_code"] == 0 and plain["producer_id"] >= 0
     assert (plain["ongoing_txn_producer_id"], plain["ongoing_txn_producer_epoch"]) == (-1, -1)
+
+
+def test_the_next_transaction_after_a_marker_is_stored_not_taken_for_a_duplicate(
+    h: Harness,
+) -> None:
+    """The marker of a v2 commit carries the bumped epoch, and the partition remembers the
+    producer at it: the next transaction's first batch (that epoch, sequence 0) is new data,
+    not a duplicate of the previous transaction's sequence 0 (a merge once dropped it)."""
+    pid, e0 = _init(h, "t9")
+    assert h.produce("a", 0, pid, e0, 0, [b"first"], tid="t9", version=12) == 0
+    assert _end(h, "t9", pid, e0, True)["producer_epoch"] == e0 + 1
+    assert h.produce("a", 0, pid, e0 + 1, 0, [b"second"], tid="t9", version=12) == 0
+    assert _end(h, "t9", pid, e0 + 1, True)["error_code"] == 0
+    got = h.fetch("a", 0, committed=True)
+    assert [r.value for r in decode_records(got["records"] or b"")] == [b"first", b"second"]
