@@ -27,8 +27,9 @@ GO_SRC = Path(__file__).resolve().parent / "go"
 #: kafka-clients versions of the Java tier: the newest 4.x and the newest 3.x.
 KAFKA_CLIENTS_VERSIONS = ("4.4.0", "3.9.2")
 #: The kafka-clients releases whose KafkaShareConsumer the share tier runs: 4.4.0 (KIP-932 GA,
-#: ShareFetch v2) and 4.0.2 (early access, the v0 share APIs).
-KAFKA_CLIENTS_SHARE_VERSIONS = ("4.4.0", "4.0.2")
+#: ShareFetch v2), 4.1.1 (the first GA release, ShareFetch v1) and 4.0.2 (early access, the
+#: v0 share APIs).
+KAFKA_CLIENTS_SHARE_VERSIONS = ("4.4.0", "4.1.1", "4.0.2")
 #: An older client for what changed under it: 3.4.1 is the one Spark 3.5 ships, and it
 #: predates KAFKA-17011 (it fails on a supported feature whose range starts at 0).
 KAFKA_CLIENTS_OLD = "3.4.1"
