@@ -33,3 +33,24 @@ def test_two_franz_go_share_consumers_split_records_release_and_reject(
         for api in ("ShareGroupHeartbeat", "ShareFetch")
     }
     assert versions == {"ShareGroupHeartbeat": 1, "ShareFetch": 2}
+
+
+def test_franz_go_share_consumers_ride_out_errors_and_a_dropped_connection(
+    go: Program, cluster: mockkafka.Cluster
+) -> None:
+    topic, group = unique("gsharef"), unique("gsgf")
+    cluster.create_topic(topic, partitions=2, replication_factor=3)
+    heartbeat = (
+        cluster.faults.on("ShareGroupHeartbeat", group=group)
+        .nth(3)
+        .error("COORDINATOR_NOT_AVAILABLE")
+    )
+    fetch = (
+        cluster.faults.on("ShareFetch", group=group, topic=topic, partition=1)
+        .once()
+        .error("NOT_LEADER_OR_FOLLOWER")
+    )
+    dropped = cluster.faults.on("ShareFetch", group=group).nth(4).drop_connection()
+    run_share_consumers(go, cluster, topic, group, 20, prefix=("kgo-share",))
+    assert (heartbeat.fired, fetch.fired, dropped.fired) == (1, 1, 1)
+    assert cluster.traffic.requests("ShareFetch", fault=fetch)
