@@ -362,71 +362,28 @@ class GroupCoordinator:
                 offsets,
                 g.rebalances,
             )
+        # KIP-848, KIP-932 and KIP-1071 groups: epochs, and each member's assignment as
+        # {topic or subtopology id: sorted partitions}.
+        assert isinstance(g, ConsumerGroup | ShareGroup | StreamsGroup)
         if isinstance(g, ShareGroup):
-            return GroupView(
-                group_id,
-                "share",
-                g.state_name,
-                g.group_epoch,
-                "share",
-                "simple",
-                None,
-                tuple(
-                    MemberView(
-                        m.member_id,
-                        None,
-                        m.client_id,
-                        m.client_host,
-                        {t: sorted(ps) for t, ps in sorted(m.assigned.items()) if ps},
-                        m.member_epoch,
-                    )
-                    for m in g.members.values()
-                ),
-                offsets,
-                g.rebalances,
-                g.assignment_epoch,
-            )
-        if isinstance(g, StreamsGroup):
-            # a member's assignment: subtopology id -> partitions of its active tasks
-            return GroupView(
-                group_id,
-                "streams",
-                g.state_name,
-                g.group_epoch,
-                "streams",
-                g.assignor_name,
-                None,
-                tuple(
-                    MemberView(
-                        m.member_id,
-                        m.instance_id,
-                        m.client_id,
-                        m.client_host,
-                        {s: sorted(ps) for s, ps in sorted(m.assigned.items()) if ps},
-                        m.member_epoch,
-                    )
-                    for m in g.members.values()
-                ),
-                offsets,
-                g.rebalances,
-                g.assignment_epoch,
-            )
-        assert isinstance(g, ConsumerGroup)
+            protocol, assignor = "share", "simple"
+        else:
+            protocol, assignor = g.protocol_type_name, g.assignor_name
         return GroupView(
             group_id,
             g.kind,
             g.state_name,
             g.group_epoch,
-            g.protocol_type_name,
-            g.assignor_name,
+            protocol,
+            assignor,
             None,
             tuple(
                 MemberView(
                     m.member_id,
-                    m.instance_id,
+                    getattr(m, "instance_id", None),
                     m.client_id,
                     m.client_host,
-                    ConsumerGroup.sorted_assignment(m),
+                    {t: sorted(ps) for t, ps in sorted(m.assigned.items()) if ps},
                     m.member_epoch,
                 )
                 for m in g.members.values()
