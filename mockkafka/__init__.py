@@ -21,6 +21,8 @@ from __future__ import annotations
 import importlib as _importlib
 import typing as _typing
 
+from mockkafka._version import __version__ as __version__
+
 if _typing.TYPE_CHECKING:
     from mockkafka._api.cluster import AsyncCluster, Cluster, open_cluster
     from mockkafka._api.proxy import AsyncProxy, Proxy, open_proxy
@@ -134,8 +136,6 @@ __all__ = [
     "open_cluster",
     "open_proxy",
 ]
-
-__version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> _typing.Any:

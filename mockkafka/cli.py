@@ -166,7 +166,7 @@ def _add_config_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _version() -> str:
-    from mockkafka import __version__
+    from mockkafka._version import __version__
 
     return f"{PROG} {__version__}"
 

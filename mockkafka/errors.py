@@ -11,12 +11,44 @@ from __future__ import annotations
 import difflib
 
 from mockkafka._error_codes import ErrorCode
-from mockkafka.protocol.errors import (
-    FrameTooLarge,
-    MockKafkaError,
-    ProtocolError,
-    UnsupportedVersion,
-)
+
+# The exceptions the sans-IO protocol layer raises live here, at the bottom of the import
+# graph, with the base class every layer derives from; mockkafka.protocol.errors re-exports
+# them for the codec modules.
+
+
+class MockKafkaError(Exception):
+    """Base class of the exceptions mockkafka raises to a test author."""
+
+
+class ProtocolError(MockKafkaError):
+    """Bytes that are not valid Kafka protocol.
+
+    The server answers by closing the connection (framing, request bodies) or with
+    CORRUPT_MESSAGE (record batches). Test code sees it when it feeds bytes to a codec by hand:
+    the message says what was wrong and where.
+    """
+
+
+class UnsupportedVersion(ProtocolError):
+    """A request names an API key or version this codec has no schema for.
+
+    ``api_key`` and ``api_version`` say which; the server answers ApiVersions with
+    UNSUPPORTED_VERSION in the v0 body format and closes the connection for other APIs, as a
+    real broker does.
+    """
+
+    def __init__(self, api_key: int, api_version: int, message: str) -> None:
+        super().__init__(message)
+        self.api_key = api_key
+        self.api_version = api_version
+
+
+class FrameTooLarge(ProtocolError):
+    """A frame's size prefix exceeds the configured limit (``socket.request.max.bytes``).
+
+    The server closes the connection, as Kafka does.
+    """
 
 
 def error_code(value: ErrorCode | int | str) -> ErrorCode:

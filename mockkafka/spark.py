@@ -38,7 +38,7 @@ from mockkafka.errors import MockKafkaError
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from pyspark.sql import SparkSession
 
-    from mockkafka import Cluster
+    from mockkafka._api.cluster import Cluster
 
 __all__ = [
     "KNOWN_GOOD_VERSIONS",

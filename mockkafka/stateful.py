@@ -32,9 +32,10 @@ import hypothesis.strategies as st
 from hypothesis import note
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from mockkafka import Cluster
+from mockkafka._api.cluster import Cluster
 from mockkafka.scenario.model import Step
 from mockkafka.strategies._plans import FaultPlan, apply_step, fault_plans, missing_resource
+from mockkafka.views import group_view
 
 __all__ = [
     "ClusterStateMachine",
@@ -156,7 +157,7 @@ class ClusterWatch:
                 snap["log_end_offset"][tp] = p.log.log_end_offset
                 snap["leader_epoch"][tp] = p.leader_epoch
             for gid in state.groups.group_ids():
-                view = state.groups.view(gid)
+                view = group_view(state, gid)
                 snap["generation"][gid] = view.generation_id
                 for tp, off in view.committed_offsets().items():
                     snap["committed"][(gid, *tp)] = off

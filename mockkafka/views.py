@@ -14,7 +14,8 @@ the log *now* (a query, not part of the snapshot).
 * :class:`TransactionView` -- a transactional id as the coordinator holds it;
 * :class:`AclView` -- one ACL: who may (or may not) do what on which resource.
 
-The builders (``topic_view``, ``transaction_view``, ``acl_view``) are sans-IO: they read state objects
+The builders (``topic_view``, ``group_view``, ``share_group_view``, ``transaction_view``,
+``acl_view``) are sans-IO: they read state objects
 and must run on the loop that owns them.
 """
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from mockkafka.cluster.acls import AclBinding
     from mockkafka.cluster.coordinators import Coordinators
     from mockkafka.cluster.groups_common import OffsetAndMetadata
-    from mockkafka.cluster.state import Broker, Topic
+    from mockkafka.cluster.state import Broker, ClusterState, Topic
     from mockkafka.cluster.transactions import (
         CompletedTransaction,
         TopicPartition,
@@ -51,6 +52,8 @@ __all__ = [
     "TopicView",
     "TransactionView",
     "acl_view",
+    "group_view",
+    "share_group_view",
     "topic_view",
     "transaction_view",
 ]
@@ -336,6 +339,89 @@ class ShareGroupView:
 
     def __repr__(self) -> str:
         return f"<ShareGroupView {self.summary()}>"
+
+
+def group_view(state: ClusterState, group_id: str) -> GroupView:
+    """Snapshot the group ``group_id`` (run on the cluster's loop; KafkaApiError with
+    GROUP_ID_NOT_FOUND, naming the groups there are, when there is none)."""
+    from mockkafka.cluster.groups_classic import ClassicGroup
+    from mockkafka.cluster.groups_consumer import ConsumerGroup
+    from mockkafka.cluster.share_groups import ShareGroup
+    from mockkafka.cluster.streams_groups import StreamsGroup
+
+    g = state.groups.require(group_id)
+    offsets = dict(g.live_offsets())
+    if isinstance(g, ClassicGroup):
+        return GroupView(
+            group_id,
+            "classic",
+            g.state_name,
+            g.generation_id,
+            g.protocol_type or "",
+            g.protocol_name,
+            g.leader_id,
+            tuple(
+                MemberView(
+                    m.member_id,
+                    m.group_instance_id,
+                    m.client_id,
+                    m.client_host,
+                    m.decoded_assignment() if m.assignment else None,
+                )
+                for m in g.members.values()
+            ),
+            offsets,
+            g.rebalances,
+        )
+    # KIP-848, KIP-932 and KIP-1071 groups: epochs, and each member's assignment as
+    # {topic or subtopology id: sorted partitions}.
+    assert isinstance(g, ConsumerGroup | ShareGroup | StreamsGroup)
+    if isinstance(g, ShareGroup):
+        protocol, assignor = "share", "simple"
+    else:
+        protocol, assignor = g.protocol_type_name, g.assignor_name
+    return GroupView(
+        group_id,
+        g.kind,
+        g.state_name,
+        g.group_epoch,
+        protocol,
+        assignor,
+        None,
+        tuple(
+            MemberView(
+                m.member_id,
+                getattr(m, "instance_id", None),
+                m.client_id,
+                m.client_host,
+                {t: sorted(ps) for t, ps in sorted(m.assigned.items()) if ps},
+                m.member_epoch,
+            )
+            for m in g.members.values()
+        ),
+        offsets,
+        g.rebalances,
+        g.assignment_epoch,
+    )
+
+
+def share_group_view(state: ClusterState, group_id: str) -> ShareGroupView:
+    """Snapshot the share group ``group_id`` (run on the cluster's loop; KafkaApiError with
+    GROUP_ID_NOT_FOUND when there is none)."""
+    g = state.groups.require_share_group(group_id)
+    topics = state.topics
+    return ShareGroupView(
+        group_id,
+        g.state_name,
+        g.group_epoch,
+        g.assignment_epoch,
+        group_view(state, group_id).members,
+        {
+            key: SharePartitionView(**sp.describe())
+            for key, sp in sorted(g.partitions.items())
+            if key[0] in topics and topics[key[0]].topic_id == sp.topic_id
+        },
+    )
 
 
 # -- transactions ---------------------------------------------------------------------------

@@ -32,6 +32,8 @@ from mockkafka.views import (
     TransactionView,
     acl_view,
     describe,
+    group_view,
+    share_group_view,
     topic_view,
     transaction_view,
 )
@@ -262,7 +264,7 @@ class ClusterVerbs:
 
     def group(self, group: str) -> GroupView:
         """A snapshot of ``group`` (KafkaApiError GROUP_ID_NOT_FOUND if absent)."""
-        return self._read(lambda: self._state.groups.view(group))
+        return self._read(lambda: group_view(self._state, group))
 
     def groups(self) -> list[str]:
         """Ids of every group (classic, consumer, and offset-only "simple" groups)."""
@@ -302,7 +304,7 @@ class ClusterVerbs:
         """A snapshot of the share group ``group``: members, assignments, and per partition
         the start offset and every in-flight record's state and delivery count
         (KafkaApiError GROUP_ID_NOT_FOUND if there is no such share group)."""
-        return self._read(lambda: self._state.groups.share_view(group))
+        return self._read(lambda: share_group_view(self._state, group))
 
     def share_groups(self) -> list[str]:
         """Ids of every share group (they are also among :meth:`groups`)."""
@@ -624,7 +626,7 @@ class ClusterVerbs:
         _check_choice(state, GROUP_STATES, "state", "group state")
         groups = self._state.groups
         return _members_probe(
-            lambda: groups.view(group) if group in groups.groups else None,
+            lambda: group_view(self._state, group) if group in groups.groups else None,
             "the group does not exist",
             state,
             members,
@@ -641,7 +643,9 @@ class ClusterVerbs:
         _check_choice(state, SHARE_GROUP_STATES, "state", "share group state")
         groups = self._state.groups
         return _members_probe(
-            lambda: groups.share_view(group) if group in groups.share_group_ids() else None,
+            lambda: (
+                share_group_view(self._state, group) if group in groups.share_group_ids() else None
+            ),
             "the share group does not exist",
             state,
             members,

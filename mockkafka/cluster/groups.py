@@ -31,7 +31,6 @@ from mockkafka.cluster.groups_consumer import ConsumerGroup
 from mockkafka.cluster.share_groups import ShareGroup
 from mockkafka.cluster.streams_groups import StreamsGroup
 from mockkafka.errors import ErrorCode, KafkaApiError
-from mockkafka.views import GroupView, MemberView, ShareGroupView, SharePartitionView
 
 if TYPE_CHECKING:
     from mockkafka.cluster.state import ClusterState
@@ -40,8 +39,6 @@ __all__ = [
     "ClassicGroup",
     "ConsumerGroup",
     "GroupCoordinator",
-    "GroupView",
-    "MemberView",
     "OffsetAndMetadata",
     "Pending",
     "group_key",
@@ -280,7 +277,9 @@ class GroupCoordinator:
 
     # -- verbs ---------------------------------------------------------------------------------
 
-    def _require(self, group_id: str) -> Group:
+    def require(self, group_id: str) -> Group:
+        """The group ``group_id``; KafkaApiError (GROUP_ID_NOT_FOUND) naming the groups there
+        are when there is none."""
         g = self.groups.get(group_id)
         if g is None:
             raise KafkaApiError(
@@ -291,7 +290,7 @@ class GroupCoordinator:
 
     def trigger_rebalance(self, group_id: str) -> None:
         """Start a rebalance now, as a membership change would."""
-        g = self._require(group_id)
+        g = self.require(group_id)
         if isinstance(g, (ClassicGroup, ConsumerGroup, ShareGroup, StreamsGroup)):
             g.trigger_rebalance()
         self._state.emit_event("rebalance_triggered", group=group_id)
@@ -299,7 +298,7 @@ class GroupCoordinator:
     def expire_member(self, group_id: str, member_id: str) -> None:
         """Remove a member as if its session timed out."""
         self._state.emit_event("member_expired", group=group_id, member=member_id)
-        g = self._require(group_id)
+        g = self.require(group_id)
         if isinstance(g, ClassicGroup):
             cm = g.members.get(member_id)
             if cm is not None:
@@ -335,66 +334,9 @@ class GroupCoordinator:
             g.fail_pending(ErrorCode.NOT_COORDINATOR)
             g.reset_timers()
 
-    # -- views ---------------------------------------------------------------------------------
-
-    def view(self, group_id: str) -> GroupView:
-        g = self._require(group_id)
-        offsets = dict(g.live_offsets())
-        if isinstance(g, ClassicGroup):
-            return GroupView(
-                group_id,
-                "classic",
-                g.state_name,
-                g.generation_id,
-                g.protocol_type or "",
-                g.protocol_name,
-                g.leader_id,
-                tuple(
-                    MemberView(
-                        m.member_id,
-                        m.group_instance_id,
-                        m.client_id,
-                        m.client_host,
-                        m.decoded_assignment() if m.assignment else None,
-                    )
-                    for m in g.members.values()
-                ),
-                offsets,
-                g.rebalances,
-            )
-        # KIP-848, KIP-932 and KIP-1071 groups: epochs, and each member's assignment as
-        # {topic or subtopology id: sorted partitions}.
-        assert isinstance(g, ConsumerGroup | ShareGroup | StreamsGroup)
-        if isinstance(g, ShareGroup):
-            protocol, assignor = "share", "simple"
-        else:
-            protocol, assignor = g.protocol_type_name, g.assignor_name
-        return GroupView(
-            group_id,
-            g.kind,
-            g.state_name,
-            g.group_epoch,
-            protocol,
-            assignor,
-            None,
-            tuple(
-                MemberView(
-                    m.member_id,
-                    getattr(m, "instance_id", None),
-                    m.client_id,
-                    m.client_host,
-                    {t: sorted(ps) for t, ps in sorted(m.assigned.items()) if ps},
-                    m.member_epoch,
-                )
-                for m in g.members.values()
-            ),
-            offsets,
-            g.rebalances,
-            g.assignment_epoch,
-        )
-
-    def share_view(self, group_id: str) -> ShareGroupView:
-        """A snapshot of the share group ``group_id`` (KafkaApiError when there is none)."""
+    def require_share_group(self, group_id: str) -> ShareGroup:
+        """The share group ``group_id``; KafkaApiError (GROUP_ID_NOT_FOUND) naming the share
+        groups there are when there is none or the id belongs to another kind of group."""
         g = self.groups.get(group_id)
         if not isinstance(g, ShareGroup):
             raise KafkaApiError(
@@ -402,28 +344,14 @@ class GroupCoordinator:
                 f"no share group {group_id!r}; share groups are {self.share_group_ids()}"
                 + (f" ({group_id!r} is a {g.kind} group)" if g is not None else ""),
             )
-        topics = self._state.topics
-        return ShareGroupView(
-            group_id,
-            g.state_name,
-            g.group_epoch,
-            g.assignment_epoch,
-            self.view(group_id).members,
-            {
-                key: SharePartitionView(**sp.describe())
-                for key, sp in sorted(g.partitions.items())
-                if key[0] in topics and topics[key[0]].topic_id == sp.topic_id
-            },
-        )
+        return g
 
     def expire_acquisition_locks(
         self, group_id: str, topic: str | None, partition: int | None
     ) -> int:
         """Release every record acquired in ``group_id`` (optionally one topic/partition) as
         if its acquisition lock timed out; returns how many were released."""
-        self.share_view(group_id)  # raises for an unknown share group
-        g = self.groups[group_id]
-        assert isinstance(g, ShareGroup)
+        g = self.require_share_group(group_id)
         n = g.expire_locks(topic, partition)
         self._state.emit_event(
             "acquisition_locks_expired", group=group_id, topic=topic, partition=partition

@@ -1,39 +1,11 @@
-"""Errors raised by the sans-IO protocol layer, and the base class of every mockkafka error.
+"""The exceptions the sans-IO protocol layer raises, re-exported from :mod:`mockkafka.errors`.
 
-:class:`MockKafkaError` lives here, at the bottom of the import graph, so every layer can
-derive from it; the public name is ``mockkafka.MockKafkaError``.
+They are defined in ``mockkafka/errors.py``, the bottom layer, beside
+:class:`~mockkafka.errors.MockKafkaError` (their base class) and the ErrorCode table; the codec
+modules import them from here. The public names are ``mockkafka.ProtocolError`` and
+``mockkafka.MockKafkaError``.
 """
 
+from mockkafka.errors import FrameTooLarge, MockKafkaError, ProtocolError, UnsupportedVersion
 
-class MockKafkaError(Exception):
-    """Base class of the exceptions mockkafka raises to a test author."""
-
-
-class ProtocolError(MockKafkaError):
-    """Bytes that are not valid Kafka protocol.
-
-    The server answers by closing the connection (framing, request bodies) or with
-    CORRUPT_MESSAGE (record batches). Test code sees it when it feeds bytes to a codec by hand:
-    the message says what was wrong and where.
-    """
-
-
-class UnsupportedVersion(ProtocolError):
-    """A request names an API key or version this codec has no schema for.
-
-    ``api_key`` and ``api_version`` say which; the server answers ApiVersions with
-    UNSUPPORTED_VERSION in the v0 body format and closes the connection for other APIs, as a
-    real broker does.
-    """
-
-    def __init__(self, api_key: int, api_version: int, message: str) -> None:
-        super().__init__(message)
-        self.api_key = api_key
-        self.api_version = api_version
-
-
-class FrameTooLarge(ProtocolError):
-    """A frame's size prefix exceeds the configured limit (``socket.request.max.bytes``).
-
-    The server closes the connection, as Kafka does.
-    """
+__all__ = ["FrameTooLarge", "MockKafkaError", "ProtocolError", "UnsupportedVersion"]

@@ -25,6 +25,7 @@ from mockkafka.scenario.model import (
     TrafficCount,
     TransactionState,
 )
+from mockkafka.views import group_view
 
 if TYPE_CHECKING:
     from mockkafka.cluster.state import ClusterState
@@ -171,7 +172,7 @@ def _one(
     if isinstance(c, GroupState):
         if c.group not in state.groups.groups:
             return [f"group {c.group!r} does not exist"]
-        v = state.groups.view(c.group)
+        v = group_view(state, c.group)
         if v.state != c.state or (c.members is not None and len(v.members) != c.members):
             return [
                 f"group {c.group!r} is {v.state} with {len(v.members)} members, expected "

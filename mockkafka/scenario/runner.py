@@ -52,6 +52,7 @@ from mockkafka.scenario.model import (
 )
 from mockkafka.scenario.seed import seed_records
 from mockkafka.server.waits import Seen
+from mockkafka.views import group_view
 
 if TYPE_CHECKING:
     from mockkafka.cluster.state import ClusterState
@@ -329,7 +330,7 @@ class ScenarioRun:
             def group() -> tuple[bool, str]:
                 if cond.group not in st.groups.groups:
                     return False, "the group does not exist"
-                v = st.groups.view(cond.group)
+                v = group_view(st, cond.group)
                 ok = v.state == cond.state and (
                     cond.members is None or len(v.members) == cond.members
                 )

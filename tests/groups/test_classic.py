@@ -6,6 +6,7 @@ from typing import Any
 
 from mockkafka.cluster.groups import ClassicGroup
 from mockkafka.errors import ErrorCode
+from mockkafka.views import group_view
 from tests.groups.conftest import Harness, Parked, assignment, subscription
 
 G = "g1"
@@ -107,7 +108,7 @@ def test_single_member_joins_and_syncs_at_once_with_no_initial_delay(h: Harness)
     assert isinstance(s, dict) and s["error_code"] == 0
     assert s["assignment"] == assignment({"t": (0, 1)})
     assert group(h).state_name == "Stable"
-    view = h.state.groups.view(G)
+    view = group_view(h.state, G)
     assert view.member(mid).assignment == {"t": [0, 1]}
 
 
@@ -137,7 +138,7 @@ def test_second_member_triggers_rebalance_and_followers_wait_for_leader_sync(h: 
     got = sb.poll()
     assert got is not None and got["assignment"] == assignment({"t": (1,)})
     assert heartbeat(h, a, 2) == heartbeat(h, b, 2) == 0
-    assert h.state.groups.view(G).assignments == {a: {"t": [0]}, b: {"t": [1]}}
+    assert group_view(h.state, G).assignments == {a: {"t": [0]}, b: {"t": [1]}}
 
 
 def test_heartbeat_errors(h: Harness) -> None:

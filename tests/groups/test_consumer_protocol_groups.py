@@ -8,6 +8,7 @@ import pytest
 
 from mockkafka.cluster.groups import ConsumerGroup
 from mockkafka.errors import ErrorCode
+from mockkafka.views import group_view
 from tests.groups.conftest import Harness
 
 G = "cg"
@@ -115,7 +116,7 @@ def test_second_member_gets_partitions_only_after_revocation() -> None:
     assert a.epoch == b.epoch == group(h).assignment_epoch
     converge(h, [a, b])
     assert group(h).state_name == "Stable"
-    view = h.state.groups.view(G)
+    view = group_view(h.state, G)
     assert view.type == "consumer" and len(view.members) == 2
 
 

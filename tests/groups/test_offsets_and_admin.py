@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mockkafka.errors import ErrorCode
+from mockkafka.views import group_view
 from tests.groups.conftest import Harness
 from tests.groups.test_classic import G, group, join, stable_group_of_one
 
@@ -69,7 +70,7 @@ def test_simple_commit_creates_an_empty_group_and_fetch_returns_it(h: Harness) -
     assert [
         (t["name"], [p["partition_index"] for p in t["partitions"]]) for t in everything["topics"]
     ] == [("t", [0, 2])]
-    assert h.state.groups.view(G).committed_offsets() == {("t", 0): 5, ("t", 2): 7}
+    assert group_view(h.state, G).committed_offsets() == {("t", 0): 5, ("t", 2): 7}
 
 
 def test_commit_to_unknown_partition_and_too_large_metadata(h: Harness) -> None:
@@ -221,7 +222,7 @@ def test_offset_delete(h: Harness) -> None:
     )
     errs = {t["name"]: t["partitions"][0]["error_code"] for t in r["topics"]}
     assert errs == {"t": ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC, "u": 0}
-    assert h.state.groups.view(G).committed_offsets() == {("t", 0): 1}
+    assert group_view(h.state, G).committed_offsets() == {("t", 0): 1}
 
 
 def test_describe_list_delete_groups(h: Harness) -> None:
@@ -288,7 +289,7 @@ def test_empty_classic_group_converts_when_a_consumer_protocol_member_joins(h: H
         },
     )
     assert r["error_code"] == 0
-    assert h.state.groups.view(G).type == "consumer"
-    assert h.state.groups.view(G).committed_offsets() == {("t", 0): 8}
+    assert group_view(h.state, G).type == "consumer"
+    assert group_view(h.state, G).committed_offsets() == {("t", 0): 8}
     bad = join(h)
     assert isinstance(bad, dict) and bad["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL

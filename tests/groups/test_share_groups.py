@@ -13,6 +13,7 @@ from mockkafka.cluster.produce import append_records
 from mockkafka.cluster.share_groups import AcknowledgeType, simple_assign
 from mockkafka.errors import ErrorCode
 from mockkafka.protocol import records as rec
+from mockkafka.views import share_group_view
 from tests.groups.conftest import Harness, Parked
 
 G = "sg"
@@ -156,7 +157,7 @@ def part(resp: dict[str, Any] | Parked, partition: int) -> dict[str, Any]:
 
 
 def states(h: Harness, partition: int = 0) -> dict[int, tuple[str, int]]:
-    v = h.state.groups.share_view(G).partition("t", partition)
+    v = share_group_view(h.state, G).partition("t", partition)
     return {off: (st, n) for off, (st, n, _) in v.records.items()}
 
 
@@ -198,7 +199,7 @@ def test_acquire_accept_and_the_start_offset_advances(h: Harness) -> None:
     assert states(h) == {0: ("Acquired", 1), 1: ("Acquired", 1), 2: ("Acquired", 1)}
     r = m.fetch({0: [(0, 1, ACCEPT)]})
     assert part(r, 0)["acknowledge_error_code"] == 0
-    v = h.state.groups.share_view(G).partition("t", 0)
+    v = share_group_view(h.state, G).partition("t", 0)
     assert v.start_offset == 2 and v.end_offset == 3 and v.offsets("Acquired") == [2]
 
 
@@ -242,7 +243,7 @@ def test_the_acquisition_lock_expires_and_the_delivery_limit_archives(h: Harness
     m.heartbeat()  # (the session timeout is 45 s)
     assert acquired(m.fetch()) == [(0, 0, 2)]
     h.advance(30_000)  # second delivery was the last one allowed
-    v = h.state.groups.share_view(G).partition("t", 0)
+    v = share_group_view(h.state, G).partition("t", 0)
     assert v.start_offset == 1 and v.records == {}
     assert acquired(m.fetch()) == []
 
@@ -306,7 +307,7 @@ def test_session_timeout_expires_a_silent_member(h: Harness) -> None:
     for _ in range(10):
         h.advance(5000)
         b.heartbeat()
-    assert [m.member_id for m in h.state.groups.share_view(G).members] == [b.member_id]
+    assert [m.member_id for m in share_group_view(h.state, G).members] == [b.member_id]
     assert a.heartbeat()["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
 
 
@@ -351,7 +352,7 @@ def test_retention_and_truncation_move_the_window(h: Harness) -> None:
     h.state.delete_records_before("t", 0, 1)  # retention: offset 0 is gone
     produce(h, 0, "c")
     assert acquired(m.fetch()) == [(2, 2, 1)]
-    v = h.state.groups.share_view(G).partition("t", 0)
+    v = share_group_view(h.state, G).partition("t", 0)
     assert v.start_offset == 1 and v.offsets("Acquired") == [1, 2]
     h.state.truncate_log("t", 0, 2)  # unclean election: offset 2 is gone
     produce(h, 0, "d")  # takes offset 2 again: a new record, delivered afresh

@@ -1,0 +1,3 @@
+"""The package version, in one place: ``mockkafka.__version__`` and ``mockkafka --version``."""
+
+__version__ = "0.1.0"
