@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from pytest_trio import trio_fixture  # type: ignore[import-untyped]
 
-from . import plugin
+from ._clusters import check_rules, create_topics, resolve_options, tests_of
 
 if TYPE_CHECKING:
     from mockkafka import AsyncCluster
@@ -27,16 +27,16 @@ async def kafka_cluster_trio(
     """
     from mockkafka import open_cluster
 
-    opts = plugin.resolve_options(request, kafka_cluster_options)
+    opts = resolve_options(request, kafka_cluster_options)
     tracked: TrackedCluster | None = None
     try:
         async with open_cluster(**opts.cluster_kwargs()) as cluster:
-            tracked = plugin.tests_of(request.node).add(
+            tracked = tests_of(request.node).add(
                 "kafka_cluster_trio", cluster, strict_faults=opts.strict_faults
             )
-            plugin.create_topics(cluster, opts)
+            create_topics(cluster, opts)
             yield cluster
-            plugin.check_rules(request)
+            check_rules(request)
     finally:
         # open_cluster re-raises broker errors on exit: they are reported already.
         if tracked is not None:
