@@ -42,7 +42,7 @@ from mockkafka.cluster.acls import (
     operations_bit_field,
 )
 from mockkafka.errors import ErrorCode
-from mockkafka.handlers.base import RequestContext, Result, error_response
+from mockkafka.handlers._context import RequestContext, Result, error_response
 from mockkafka.protocol.codec import Message
 
 #: ``authorized_operations`` when the client did not ask for them (Kafka's INT32 min).

@@ -25,67 +25,36 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
-from typing import Any, Final, Union
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from mockkafka.cluster.state import ClusterState
+from mockkafka.handlers._context import (
+    NO_RESPONSE,
+    Park,
+    RequestContext,
+    Result,
+    error_response,
+)
+from mockkafka.handlers.authz import gate
 from mockkafka.protocol.apis import API_BY_NAME, Api
 from mockkafka.protocol.codec import Message
 from mockkafka.protocol.framing import RequestHeader
 
-
-class _NoResponse:
-    def __repr__(self) -> str:
-        return "NO_RESPONSE"
-
-
-NO_RESPONSE: Final = _NoResponse()
-
-
-@dataclass(slots=True)
-class Park:
-    """Answer later: wait for a notified key or the deadline, then call ``resume``."""
-
-    keys: tuple[Hashable, ...]
-    deadline_ms: int
-    resume: Callable[[bool], Result]  # argument: True when the deadline passed
-
-
-Result = Union[Message, _NoResponse, Park]  # noqa: UP007 - used at runtime
-
-
-@dataclass(slots=True)
-class RequestContext:
-    """Everything a handler may look at besides the request body."""
-
-    cluster: ClusterState
-    broker_id: int
-    connection_id: int
-    header: RequestHeader
-    api: Api
-    now_ms: int
-    listener: str = "PLAINTEXT"
-    principal: str = "User:ANONYMOUS"
-    # Per-connection state that outlives one request (fetch sessions, SASL progress).
-    connection_state: dict[str, Any] = field(default_factory=dict)
-    # Produce: LogValidator verdicts the server computed off the event loop, by id() of the
-    # records blob (see cluster/produce.validate_records); None when none were.
-    records_verdicts: dict[int, Any] | None = None
-    #: The client's address, ``host:port`` ("?" when unknown).
-    peer: str = "?"
-    #: Partitions a fault rule answers with an error in this request, for handlers whose
-    #: state lives beyond the request (ShareFetch must not acquire there, ShareAcknowledge
-    #: must not acknowledge): (topic, partition) -> error code. Set by the fault engine.
-    fault_partitions: dict[tuple[str, int], int] = field(default_factory=dict)
-
-    @property
-    def version(self) -> int:
-        return self.header.api_version
-
-    @property
-    def client_id(self) -> str | None:
-        return self.header.client_id
+__all__ = [
+    "HANDLERS",
+    "NO_RESPONSE",
+    "Handler",
+    "HandlerSpec",
+    "Park",
+    "RequestContext",
+    "Result",
+    "call_handler",
+    "error_response",
+    "handler",
+    "load_handlers",
+    "served_versions",
+]
 
 
 Handler = Callable[[RequestContext, Message], Result]
@@ -222,19 +191,6 @@ def served_versions(cluster: ClusterState) -> dict[int, tuple[int, int]]:
     return served
 
 
-def error_response(
-    ctx: RequestContext, request: Message, error: int, message: str | None = None
-) -> Message:
-    """A response answering every part of ``request`` with ``error``.
-
-    Mirrors the request's topics/partitions/groups where the response has them, so clients
-    can match results. Used by the fault engine and for requests a broker refuses whole.
-    """
-    from mockkafka.handlers._errors import build_error_response
-
-    return build_error_response(ctx.api, ctx.version, request, int(error), message)
-
-
 def call_handler(
     cluster: ClusterState,
     api_name: str,
@@ -275,8 +231,6 @@ def call_handler(
     )
     finish = refusal = None
     if cluster.config.authorizer:
-        from mockkafka.handlers.authz import gate
-
         refusal, request, finish = gate(ctx, request)
     result = refusal if refusal is not None else spec.fn(ctx, request)
     if finish is not None and isinstance(result, dict):
