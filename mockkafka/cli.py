@@ -7,7 +7,7 @@
 
 ``serve`` prints the ``bootstrap.servers=...`` line on stdout once every broker listens (so a
 test harness can read one line and go) and on the next line ``control=http://127.0.0.1:PORT``,
-the HTTP control endpoint (``mockkafka/server/control.py``; OpenAPI at ``/openapi.json``).
+the HTTP control endpoint (``mockkafka/control.py``; OpenAPI at ``/openapi.json``).
 It serves until SIGINT, SIGTERM or ``POST /stop`` and exits 0. ``--scenario NAME|FILE``
 plays a scenario (``docs/scenarios.md``). ``--traffic-jsonl FILE`` writes every exchange to FILE as it completes (flushed line by line,
 so a crash loses nothing); ``--log`` prints one line per exchange on stderr as it happens.
@@ -426,7 +426,7 @@ async def serve(
     import trio
 
     from mockkafka._api.cluster import open_cluster
-    from mockkafka.server.control import ControlServer
+    from mockkafka.control import ControlServer
 
     stream = out if out is not None else sys.stdout
     writer = TrafficWriter(jsonl, log) if (jsonl is not None or log is not None) else None

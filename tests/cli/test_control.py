@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer
 
-from mockkafka.server.control import build_openapi, openapi
+from mockkafka.control import build_openapi, openapi
 from tests.cli.test_serve import serving as serve_process
 
 pytestmark = pytest.mark.interop
@@ -305,5 +305,5 @@ def test_scenario_check_exits_0_or_1_with_the_precise_message(tmp_path: Path) ->
 
 def test_the_shipped_openapi_document_is_current() -> None:
     assert openapi() == build_openapi(), (
-        "regenerate: python -m mockkafka.server.control > mockkafka/server/openapi.json"
+        "regenerate: python -m mockkafka.control > mockkafka/openapi.json"
     )

@@ -182,7 +182,7 @@ def test_a_slow_request_is_cut_off_with_408(monkeypatch: pytest.MonkeyPatch) -> 
     import trio
 
     import mockkafka
-    from mockkafka.server import control as control_mod
+    from mockkafka import control as control_mod
 
     monkeypatch.setattr(control_mod, "REQUEST_TIMEOUT", 0.3)
 
@@ -257,7 +257,7 @@ def test_a_bug_behind_an_endpoint_answers_500_and_the_endpoint_keeps_serving() -
     import trio
 
     import mockkafka
-    from mockkafka.server import control as control_mod
+    from mockkafka import control as control_mod
 
     async def main() -> tuple[bytes, bytes]:
         async with mockkafka.open_cluster() as cluster, trio.open_nursery() as nursery:

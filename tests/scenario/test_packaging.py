@@ -23,7 +23,7 @@ def test_a_wheel_ships_the_library_and_loads_it_by_name(tmp_path: Path) -> None:
     shipped = {n.split("/")[-1] for n in names if n.startswith("mockkafka/scenarios/")}
     assert shipped == {p.name for p in (REPO / "scenarios").glob("*.yaml")}
     assert "mockkafka/scenario/schema.json" in names
-    assert "mockkafka/server/openapi.json" in names
+    assert "mockkafka/openapi.json" in names
     target = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(target)
     out = subprocess.run(

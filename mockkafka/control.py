@@ -3,7 +3,7 @@
 Test suites in other languages script the cluster at run time with the scenario grammar
 (``docs/scenarios.md``): a step is ``{"move_leader": {...}}`` or ``{"fault": {...}}``,
 a wait is ``{"after": {...}}`` or ``{"when": {...}}``. The OpenAPI 3 document is served at
-``/openapi.json`` (``mockkafka/server/openapi.json``).
+``/openapi.json`` (``mockkafka/openapi.json``).
 
 ======  ====================  ===============================================================
 POST    /steps                apply one step now (or, with at/after/when, once it holds: 202)
@@ -133,7 +133,7 @@ Handler = Callable[[dict[str, Any], dict[str, list[str]]], Awaitable[tuple[int, 
 
 def openapi() -> dict[str, Any]:
     """The OpenAPI 3 document of this endpoint."""
-    text = resources.files("mockkafka.server").joinpath("openapi.json").read_text()
+    text = resources.files("mockkafka").joinpath("openapi.json").read_text()
     doc: dict[str, Any] = json.loads(text)
     return doc
 
