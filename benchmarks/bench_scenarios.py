@@ -22,7 +22,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import mockkafka
-from mockkafka.scenario.loader import library, load_text
+from mockkafka.scenario.loader import library
+from mockkafka.scenario.model import load_text
 
 SEEDED = """
 name: seeded

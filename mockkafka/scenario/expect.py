@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from mockkafka.errors import ErrorCode
 from mockkafka.protocol import records as rec
-from mockkafka.scenario.model import (
+from mockkafka.scenario.plan import (
     CHECK_KEYS,
     Check,
     Committed,

@@ -1,4 +1,8 @@
-"""Read a scenario file: YAML -> checked against the JSON Schema -> :class:`Scenario`.
+"""Read a scenario file: YAML -> parameters bound -> checked against the JSON Schema.
+
+:func:`check_text` gives the checked document; :func:`mockkafka.scenario.model.load_text`
+(and ``Scenario.load``) build the :class:`~mockkafka.scenario.model.Scenario` from it, and
+turn a mistake found then into file, line and column with :meth:`Checked.locate`.
 
 The whole file is checked before anything runs. Every error names the file, the line and
 column (from PyYAML's node marks), the field, and what is allowed, with a did-you-mean.
@@ -11,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path as FsPath
@@ -19,15 +24,13 @@ from typing import Any
 import yaml
 
 from mockkafka.scenario import params
-from mockkafka.scenario.model import (
+from mockkafka.scenario.plan import (
     Path,
-    Scenario,
     ScenarioError,
     ScenarioParameter,
     did_you_mean,
     expect_paths,
     format_path,
-    from_dict,
 )
 
 
@@ -209,17 +212,36 @@ def _bind(
     return doc, marks, (bound if "parameters" in doc else None), uses
 
 
-def load_text(
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A scenario document whose parameters are bound and which passed the JSON Schema."""
+
+    doc: Any
+    marks: Marks
+    file: str
+    #: The declared parameters with their bound values (None when the file declares none).
+    parameters: tuple[ScenarioParameter, ...] | None
+    #: For each check of ``expect:``, the parameters its YAML used.
+    check_parameters: tuple[tuple[str, ...], ...]
+
+    def locate(self, exc: ScenarioError) -> ScenarioError:
+        """``exc`` (found while building the scenario) with this file, line and column."""
+        line, col = _locate(self.marks, exc.path, at_value=True)
+        return exc.located(self.file, line, col)
+
+
+def check_text(
     text: str,
     *,
     file: str = "<scenario>",
     skip_expect: Iterable[str] = (),
-    **parameters: Any,
-) -> Scenario:
-    """Parse and check scenario YAML, its parameters bound to ``parameters`` and the checks
-    of ``skip_expect`` left out; raises :class:`ScenarioError` naming file:line:col."""
+    parameters: dict[str, Any] | None = None,
+) -> Checked:
+    """Parse scenario YAML, bind its parameters, leave out the checks of ``skip_expect`` and
+    check the result against the JSON Schema; raises :class:`ScenarioError` naming
+    file:line:col (every schema mistake, the first one first)."""
     doc, marks = parse_yaml(text, file)
-    doc, marks, bound, uses = _bind(doc, marks, file, skip_expect, parameters)
+    doc, marks, bound, uses = _bind(doc, marks, file, skip_expect, dict(parameters or {}))
     errors = list(_schema_errors(doc, marks, file))
     if errors:
         first = errors[0]
@@ -233,16 +255,7 @@ def load_text(
                 column=first.column,
             )
         raise first
-    try:
-        scenario = from_dict(doc, source=file, parameters=bound, check_parameters=uses)
-        from mockkafka.scenario.seed import check_templates
-
-        for spec in scenario.seed:
-            check_templates(spec, scenario.random_seed)
-        return scenario
-    except ScenarioError as exc:
-        line, col = _locate(marks, exc.path, at_value=True)
-        raise exc.located(file, line, col) from None
+    return Checked(doc, marks, file, bound, uses)
 
 
 def library_dirs() -> list[FsPath]:
@@ -282,17 +295,4 @@ def find(path_or_name: str | os.PathLike[str]) -> FsPath:
     return lib[name]
 
 
-def load(
-    path_or_name: str | os.PathLike[str],
-    /,
-    *,
-    skip_expect: Iterable[str] = (),
-    **parameters: Any,
-) -> Scenario:
-    """A scenario file (``.yaml``/``.yml`` path) or a library name (``"leader-failover"``),
-    its parameters bound (``topic="payments"``) and the checks of ``skip_expect`` left out."""
-    f = find(path_or_name)
-    return load_text(f.read_text(), file=str(f), skip_expect=skip_expect, **parameters)
-
-
-__all__ = ["find", "format_path", "library", "load", "load_text", "parse_yaml", "schema"]
+__all__ = ["Checked", "check_text", "find", "format_path", "library", "parse_yaml", "schema"]

@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from mockkafka.scenario.model import (
+from mockkafka.scenario.plan import (
     Path,
     ScenarioError,
     ScenarioParameter,

@@ -32,7 +32,7 @@ from mockkafka._api.cluster import AsyncCluster, Cluster
 from mockkafka.errors import MockKafkaError, WaitTimeout
 from mockkafka.faults.engine import Rule, engine_of
 from mockkafka.scenario.expect import Acked, evaluate
-from mockkafka.scenario.model import (
+from mockkafka.scenario.plan import (
     AfterCommits,
     AfterCommitted,
     AfterConsumed,
@@ -43,7 +43,7 @@ from mockkafka.scenario.model import (
     AfterTime,
     At,
     Fault,
-    Scenario,
+    ScenarioPlan,
     StartCondition,
     Step,
     Verb,
@@ -67,7 +67,7 @@ _POSITIONAL |= {"offsets", "value", "member_id"}
 class ScenarioRun:
     """One playing of a scenario on one cluster (see the module docstring)."""
 
-    def __init__(self, scenario: Scenario, cluster: Cluster | AsyncCluster) -> None:
+    def __init__(self, scenario: ScenarioPlan, cluster: Cluster | AsyncCluster) -> None:
         self.scenario = scenario
         self.cluster = cluster
         self.rules: dict[str, Rule] = {}
@@ -435,7 +435,7 @@ class ScenarioRun:
 
 
 def _params(name: str) -> tuple[Any, ...]:
-    from mockkafka.scenario.model import VERBS
+    from mockkafka.scenario.plan import VERBS
 
     return VERBS[name]
 
@@ -452,7 +452,7 @@ def _positional(verb: str, arg: str) -> bool:
 
 def describe_start(cond: StartCondition) -> str:
     """The condition as its YAML form, for messages."""
-    from mockkafka.scenario.model import start_to_dict
+    from mockkafka.scenario.plan import start_to_dict
 
     return str(start_to_dict(cond))
 
@@ -472,7 +472,7 @@ class ScenarioThread:
     to raise an AssertionError listing every failed expectation.
     """
 
-    def __init__(self, scenario: Scenario, cluster: Cluster) -> None:
+    def __init__(self, scenario: ScenarioPlan, cluster: Cluster) -> None:
         self.cluster = cluster
         self.run = ScenarioRun(scenario, cluster)
         self.run.setup()
@@ -522,7 +522,7 @@ class ScenarioThread:
             raise AssertionError(self.run.report(failures))
 
 
-def start(scenario: Scenario, cluster: Cluster) -> ScenarioThread:
+def start(scenario: ScenarioPlan, cluster: Cluster) -> ScenarioThread:
     if not isinstance(cluster, Cluster):
         raise MockKafkaError(
             "Scenario.start takes a running mockkafka.Cluster; for a trio AsyncCluster use "
@@ -531,14 +531,14 @@ def start(scenario: Scenario, cluster: Cluster) -> ScenarioThread:
     return ScenarioThread(scenario, cluster)
 
 
-def run(scenario: Scenario, cluster: Cluster, *, timeout: float | None = None) -> None:
+def run(scenario: ScenarioPlan, cluster: Cluster, *, timeout: float | None = None) -> None:
     t = start(scenario, cluster)
     if not t.wait(timeout):
         t.stop()
     t.check()
 
 
-async def run_async(scenario: Scenario, cluster: AsyncCluster | Cluster) -> None:
+async def run_async(scenario: ScenarioPlan, cluster: AsyncCluster | Cluster) -> None:
     if isinstance(cluster, Cluster):
         import sniffio
 

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from mockkafka.faults.model import EVENTS
-from mockkafka.scenario import model as m
+from mockkafka.scenario import plan as m
 
 DURATION: dict[str, Any] = {
     "description": "a duration like 2s, 500ms, 1m or a number of seconds",

@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from mockkafka.scenario.model import Path, ScenarioError, SeedSpec, did_you_mean
+from mockkafka.scenario.plan import Path, ScenarioError, SeedSpec, did_you_mean
 
 _FIELD = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
 

@@ -154,7 +154,7 @@ class FaultPlan:
     def from_yaml(cls, text: str, *, file: str = "<fault plan>") -> FaultPlan:
         """Read a plan written by :meth:`to_yaml` (or any scenario file); a mistake raises
         :class:`~mockkafka.scenario.model.ScenarioError` naming the line and field."""
-        from mockkafka.scenario.loader import load_text
+        from mockkafka.scenario.model import load_text
 
         return cls.from_scenario(load_text(text, file=file))
 

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from mockkafka.scenario import model as m
-from mockkafka.scenario.loader import library, load_text
+from mockkafka.scenario.loader import library
+from mockkafka.scenario.model import load_text
 from mockkafka.scenario.schema import build_schema
 
 DOC = (Path(__file__).resolve().parent.parent.parent / "docs" / "scenarios.md").read_text()

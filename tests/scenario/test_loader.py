@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import mockkafka
-from mockkafka.scenario.loader import load_text
+from mockkafka.scenario.model import load_text
 
 STEP = "name: x\nsteps:\n  - "
 

@@ -10,7 +10,8 @@ import pytest
 import mockkafka
 from mockkafka.faults.model import Delay, Error, Match, Trigger
 from mockkafka.scenario import model as m
-from mockkafka.scenario.loader import library, load_text
+from mockkafka.scenario.loader import library
+from mockkafka.scenario.model import load_text
 from mockkafka.scenario.schema import build_schema
 
 NAMESPACE: dict[str, object] = {}
