@@ -25,18 +25,15 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import time
 import uuid
 from collections.abc import Callable, Hashable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from mockkafka.cluster.acls import AclStore
+from mockkafka.cluster.base import Broker, Clock, ManualClock, SystemClock, TimerHandle
 from mockkafka.cluster.config import ClusterConfig
 from mockkafka.cluster.configs import (
     BROKER_DEFAULTS,
-    TOPIC_DEFAULTS,
-    TOPIC_TO_BROKER,
     DynamicConfigs,
     apply_changes,
     derived_broker_configs,
@@ -44,141 +41,28 @@ from mockkafka.cluster.configs import (
 )
 from mockkafka.cluster.fetch_sessions import FetchSessionCache
 from mockkafka.cluster.limits import check_partitions_per_op
-from mockkafka.cluster.log import PartitionLog
-from mockkafka.cluster.producers import ProducerIdInfo, ProducerPartitionState
+from mockkafka.cluster.producers import ProducerIdInfo
 from mockkafka.cluster.release_configs import release_broker_defaults
 from mockkafka.cluster.security import scram_credentials
 from mockkafka.cluster.topic_names import topic_name_problem
+from mockkafka.cluster.topics import Partition, Topic
 from mockkafka.errors import ErrorCode, KafkaApiError
 from mockkafka.faults.engine import FaultEngine
 
-
-class Clock(Protocol):
-    """Source of cluster time in milliseconds since the epoch."""
-
-    def now_ms(self) -> int: ...
-
-
-class SystemClock:
-    """Wall-clock time (the default)."""
-
-    def now_ms(self) -> int:
-        return int(time.time() * 1000)
-
-
-class ManualClock:
-    """A clock that moves only when told to (sans-IO tests of timeouts)."""
-
-    def __init__(self, start_ms: int = 1_700_000_000_000) -> None:
-        self.t = start_ms
-
-    def now_ms(self) -> int:
-        return self.t
-
-    def advance(self, ms: int) -> None:
-        self.t += ms
-
-
-@dataclass(slots=True)
-class Broker:
-    """One broker of the cluster: where it listens and whether it is running."""
-
-    node_id: int
-    host: str = "127.0.0.1"
-    port: int = 0
-    rack: str | None = None
-    running: bool = True
-    configs: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class Partition:
-    """One partition: replicas, ISR, leader and leader epoch, and its log."""
-
-    topic: str
-    index: int
-    replicas: list[int]
-    isr: list[int]
-    leader: int
-    leader_epoch: int = 0
-    partition_epoch: int = 0
-    log: PartitionLog = field(default_factory=PartitionLog)
-    # Idempotent producer state kept by the leader: producer_id -> state.
-    producers: dict[int, ProducerPartitionState] = field(default_factory=dict)
-
-    @property
-    def offline_replicas(self) -> list[int]:
-        return []
-
-    def records(self, *, include_control: bool = False) -> list[Any]:
-        """Every record the partition holds, decoded now (for assertions)."""
-        return self.log.records(include_control=include_control)
-
-    @property
-    def high_watermark(self) -> int:
-        return self.log.high_watermark
-
-    @property
-    def log_start_offset(self) -> int:
-        return self.log.log_start_offset
-
-    @property
-    def last_stable_offset(self) -> int:
-        return self.log.last_stable_offset
-
-
-@dataclass(slots=True)
-class Topic:
-    """A topic: name, id, partitions and the configs set on it (others take defaults)."""
-
-    name: str
-    topic_id: uuid.UUID
-    partitions: list[Partition]
-    configs: dict[str, str] = field(default_factory=dict)
-    is_internal: bool = False
-    # The cluster's broker configs (shared): they supply topic defaults, as in Kafka.
-    broker_configs: dict[str, str] = field(default_factory=dict)
-
-    def config(self, key: str) -> str:
-        """The effective value of a topic config: set on the topic, else the broker config
-        that supplies its default (``message.max.bytes`` for ``max.message.bytes``), else
-        Kafka's default."""
-        v = self.configs.get(key)
-        if v is not None:
-            return v
-        broker_key = TOPIC_TO_BROKER.get(key)
-        if broker_key is not None:
-            v = self.broker_configs.get(broker_key)
-            if v is not None:
-                return v
-        return TOPIC_DEFAULTS.get(key, "")
-
-    def config_int(self, key: str) -> int:
-        return int(self.config(key))
-
-    def partition(self, index: int) -> Partition:
-        """Partition ``index``; raises KafkaApiError UNKNOWN_TOPIC_OR_PARTITION if absent."""
-        if not 0 <= index < len(self.partitions):
-            raise KafkaApiError(
-                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                f"topic {self.name!r} has {len(self.partitions)} partitions, no {index}",
-            )
-        return self.partitions[index]
-
-
-@dataclass(order=True, slots=True)
-class _Timer:
-    at_ms: int
-    seq: int
-    fn: Callable[[], None] = field(compare=False)
-    cancelled: bool = field(default=False, compare=False)
-
-    def cancel(self) -> None:
-        self.cancelled = True
-
-
-TimerHandle = _Timer
-
+# The plain parts (base.py, topics.py) are re-exported: ``from mockkafka.cluster.state import
+# Topic`` is where handlers and tests have always found them.
+__all__ = [
+    "INTERNAL_TOPICS",
+    "Broker",
+    "Clock",
+    "ClusterConfig",
+    "ClusterState",
+    "ManualClock",
+    "Partition",
+    "SystemClock",
+    "TimerHandle",
+    "Topic",
+]
 
 #: Kafka's internal topics: name -> (partition-count config, replication-factor config,
 #: topic configs Kafka creates it with).
@@ -240,7 +124,7 @@ class ClusterState:
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
         self.producer_ids: dict[int, ProducerIdInfo] = {}
         self._next_producer_id = 1000
-        self._timers: list[_Timer] = []
+        self._timers: list[TimerHandle] = []
         self._next_assignment = 0
         # Per-API version caps (cap_api_versions): api key -> max version.
         self.api_version_caps: dict[int, int] = {}
@@ -295,7 +179,7 @@ class ClusterState:
 
     def call_at(self, at_ms: int, fn: Callable[[], None]) -> TimerHandle:
         """Run ``fn`` at cluster time ``at_ms`` (or soon after); cancel with ``.cancel()``."""
-        t = _Timer(at_ms, next(self._timer_seq), fn)
+        t = TimerHandle(at_ms, next(self._timer_seq), fn)
         heapq.heappush(self._timers, t)
         self.notify(_TIMERS_CHANGED)
         return t
