@@ -32,10 +32,10 @@ the code and message a broker would answer, and handlers turn that into the resp
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from enum import IntEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mockkafka.cluster.config import TEST_GROUP_MIN_SESSION_TIMEOUT_MS, ClusterConfig
 from mockkafka.cluster.release_configs import ConfigSet, config_set
@@ -43,7 +43,7 @@ from mockkafka.errors import ErrorCode, KafkaApiError
 from mockkafka.protocol.releases import release_tuple
 
 if TYPE_CHECKING:
-    from mockkafka.cluster.state import ClusterState, Topic
+    from mockkafka.cluster.base import Broker
 
 
 class ConfigType(IntEnum):
@@ -517,12 +517,48 @@ class DynamicConfigs:
     resources: dict[tuple[int, str], dict[str, str]] = field(default_factory=dict)
 
 
-def dynamic_default_broker_configs(state: ClusterState) -> dict[str, str]:
+class TopicConfigs(Protocol):
+    """What the config functions read of a topic (``cluster.topics.Topic`` is one)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def configs(self) -> dict[str, str]: ...
+
+
+class ConfigHost(Protocol):
+    """What the config functions read and change of the cluster state (ClusterState is one).
+
+    Typed here, not by ``ClusterState``: this module sits below the state (and below the
+    topics, whose defaults it defines), so it must not import them.
+    """
+
+    @property
+    def config(self) -> ClusterConfig: ...
+    @property
+    def brokers(self) -> Mapping[int, Broker]: ...
+    @property
+    def broker_configs(self) -> dict[str, str]: ...
+    @property
+    def dynamic_configs(self) -> DynamicConfigs: ...
+    @property
+    def topics(self) -> Mapping[str, TopicConfigs]: ...
+    @property
+    def controller_id(self) -> int: ...
+    @property
+    def extensions(self) -> dict[str, Any]: ...
+
+    def broker(self, node_id: int) -> Broker: ...
+    def topic(self, name: str) -> TopicConfigs: ...
+    def notify(self, key: Hashable) -> None: ...
+
+
+def dynamic_default_broker_configs(state: ConfigHost) -> dict[str, str]:
     """Broker configs set at run time for every broker (resource name ``""``)."""
     return state.dynamic_configs.default_broker
 
 
-def _static_shadow(state: ClusterState) -> dict[str, str | None]:
+def _static_shadow(state: ConfigHost) -> dict[str, str | None]:
     return state.dynamic_configs.static_shadow
 
 
@@ -531,7 +567,7 @@ def log_dir(broker_id: int) -> str:
     return f"/var/lib/mockkafka/{broker_id}"
 
 
-def _per_broker_static(state: ClusterState, broker_id: int) -> dict[str, str | None]:
+def _per_broker_static(state: ConfigHost, broker_id: int) -> dict[str, str | None]:
     b = state.brokers.get(broker_id)
     if b is None:
         return {}
@@ -551,7 +587,7 @@ def _per_broker_static(state: ClusterState, broker_id: int) -> dict[str, str | N
     return out
 
 
-def _cluster_static(state: ClusterState) -> dict[str, str]:
+def _cluster_static(state: ConfigHost) -> dict[str, str]:
     """Static broker values that come from ClusterConfig options rather than a dict.
 
     Under a release preset an option left at its default stands for nothing: the release's
@@ -581,7 +617,7 @@ def options_at_default(config: ClusterConfig) -> frozenset[str]:
     )
 
 
-def _static_value(state: ClusterState, key: str) -> str | None:
+def _static_value(state: ConfigHost, key: str) -> str | None:
     explicit = dict(state.config.broker_configs)
     if key in explicit:
         return explicit[key]
@@ -595,7 +631,7 @@ def _static_value(state: ClusterState, key: str) -> str | None:
 
 
 def broker_layers(
-    state: ClusterState, key: str, broker_id: int | None
+    state: ConfigHost, key: str, broker_id: int | None
 ) -> list[tuple[str | None, ConfigSource]]:
     """Every layer that defines broker config ``key``, highest first (value, source)."""
     out: list[tuple[str | None, ConfigSource]] = []
@@ -621,7 +657,7 @@ def broker_layers(
 
 
 def describe_broker(
-    state: ClusterState, broker_id: int | None, keys: list[str] | None = None
+    state: ConfigHost, broker_id: int | None, keys: list[str] | None = None
 ) -> list[ConfigEntry]:
     """Broker configs: every config of ``broker_id``, or (None) the dynamic defaults only."""
     sets = config_set(state.config.kafka_version)
@@ -671,7 +707,7 @@ def _looks_sensitive(name: str) -> bool:
 
 
 def topic_config_layers(
-    state: ClusterState, topic: Topic, key: str, broker_id: int | None
+    state: ConfigHost, topic: TopicConfigs, key: str, broker_id: int | None
 ) -> list[tuple[str, str | None, ConfigSource]]:
     """Every layer that defines topic config ``key``, highest first (name, value, source)."""
     out: list[tuple[str, str | None, ConfigSource]] = []
@@ -694,7 +730,7 @@ def topic_config_layers(
 
 
 def describe_topic(
-    state: ClusterState, topic: Topic, broker_id: int | None, keys: list[str] | None = None
+    state: ConfigHost, topic: TopicConfigs, broker_id: int | None, keys: list[str] | None = None
 ) -> list[ConfigEntry]:
     """Every config of ``topic`` (or only ``keys``) with its effective value and source."""
     out = []
@@ -721,13 +757,13 @@ def describe_topic(
     return out
 
 
-def broker_loggers(state: ClusterState, broker_id: int) -> dict[str, str]:
+def broker_loggers(state: ConfigHost, broker_id: int) -> dict[str, str]:
     """Logger levels of a broker (BROKER_LOGGER resources), changeable at run time."""
     return state.dynamic_configs.broker_loggers.setdefault(broker_id, dict(DEFAULT_LOGGERS))
 
 
 def describe_broker_logger(
-    state: ClusterState, broker_id: int, keys: list[str] | None = None
+    state: ConfigHost, broker_id: int, keys: list[str] | None = None
 ) -> list[ConfigEntry]:
     levels = broker_loggers(state, broker_id)
     return [
@@ -753,19 +789,19 @@ def apply_changes(stored: dict[str, str], changes: Mapping[str, object | None]) 
             stored[key] = str(value)
 
 
-def resource_configs(state: ClusterState, rtype: ResourceType, name: str) -> dict[str, str]:
+def resource_configs(state: ConfigHost, rtype: ResourceType, name: str) -> dict[str, str]:
     """The stored configs of a GROUP or CLIENT_METRICS resource (created on first use)."""
     return state.dynamic_configs.resources.setdefault((int(rtype), name), {})
 
 
-def configured_resources(state: ClusterState, rtype: ResourceType) -> list[str]:
+def configured_resources(state: ConfigHost, rtype: ResourceType) -> list[str]:
     """Names of GROUP / CLIENT_METRICS resources that have configs set."""
     all_ = state.dynamic_configs.resources
     return sorted(n for (t, n), cfg in all_.items() if t == rtype and cfg)
 
 
 def describe_resource(
-    state: ClusterState, rtype: ResourceType, name: str, keys: list[str] | None = None
+    state: ConfigHost, rtype: ResourceType, name: str, keys: list[str] | None = None
 ) -> list[ConfigEntry]:
     """GROUP (set or default) and CLIENT_METRICS (set only) configs."""
     defs = GROUP_CONFIG_DEFS if rtype == ResourceType.GROUP else CLIENT_METRICS_CONFIG_DEFS
@@ -814,7 +850,7 @@ def parse_broker_id(name: str) -> int | None:
         ) from None
 
 
-def current_dynamic(state: ClusterState, rtype: ResourceType, name: str) -> dict[str, str]:
+def current_dynamic(state: ConfigHost, rtype: ResourceType, name: str) -> dict[str, str]:
     """The dynamic configs of a resource as a dict (a copy), for AlterConfigs to edit.
 
     Raises KafkaApiError for a resource that does not exist or cannot be altered.
@@ -863,7 +899,7 @@ def config_def(rtype: ResourceType, key: str, kafka_version: str | None = None) 
     return None
 
 
-def default_value(state: ClusterState, rtype: ResourceType, key: str) -> str | None:
+def default_value(state: ConfigHost, rtype: ResourceType, key: str) -> str | None:
     """The value a config has when not set on the resource (APPEND/SUBTRACT start from it)."""
     release = state.config.kafka_version
     broker_key = config_set(release).topic_to_broker.get(key)
@@ -876,7 +912,7 @@ def default_value(state: ClusterState, rtype: ResourceType, key: str) -> str | N
 
 
 def validate_configs(
-    state: ClusterState, rtype: ResourceType, name: str, configs: Mapping[str, str | None]
+    state: ConfigHost, rtype: ResourceType, name: str, configs: Mapping[str, str | None]
 ) -> None:
     """Raise KafkaApiError INVALID_CONFIG / INVALID_REQUEST for the first bad entry."""
     nulls = sorted(k for k, v in configs.items() if v is None)
@@ -918,7 +954,7 @@ def validate_configs(
 
 
 def apply_dynamic(
-    state: ClusterState, rtype: ResourceType, name: str, configs: Mapping[str, str]
+    state: ConfigHost, rtype: ResourceType, name: str, configs: Mapping[str, str]
 ) -> None:
     """Replace the dynamic configs of a resource (already validated); effective at once."""
     new = dict(configs)
@@ -990,7 +1026,7 @@ def config_text(value: object) -> str:
 
 
 def set_group_configs(
-    state: ClusterState, group: str, configs: Mapping[str, object], *, where: str
+    state: ConfigHost, group: str, configs: Mapping[str, object], *, where: str
 ) -> None:
     """Set (None: reset) GROUP resource configs of ``group``, as IncrementalAlterConfigs on
     the GROUP resource does. ConfigError names an unknown key (did-you-mean) or bad value."""

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from mockkafka.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from mockkafka.cluster.state import ClusterState
+    from mockkafka.cluster.host import StateCore
 
 GROUP = 0
 TRANSACTION = 1
@@ -44,7 +44,7 @@ def partition_for(key: str, partitions: int) -> int:
 class Coordinators:
     """Coordinator placement for one cluster."""
 
-    def __init__(self, state: ClusterState) -> None:
+    def __init__(self, state: StateCore) -> None:
         self._state = state
         self.pinned: dict[tuple[int, str], int] = {}
         self.epoch = 0

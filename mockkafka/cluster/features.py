@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mockkafka.cluster.state import ClusterState
+    from mockkafka.cluster.host import StateCore
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +44,7 @@ class FinalizedFeatures:
     epoch: int = 1
 
 
-def finalized(state: ClusterState) -> FinalizedFeatures:
+def finalized(state: StateCore) -> FinalizedFeatures:
     """The cluster's finalized feature levels (defaults on first use)."""
     f: FinalizedFeatures | None = state.extensions.get(_EXT)
     if f is None:
@@ -52,6 +52,6 @@ def finalized(state: ClusterState) -> FinalizedFeatures:
     return f
 
 
-def feature_level(state: ClusterState, name: str) -> int:
+def feature_level(state: StateCore, name: str) -> int:
     """The finalized level of feature ``name`` (0: off)."""
     return finalized(state).levels.get(name, 0)

@@ -22,18 +22,19 @@ offsets (a "simple" group, as the admin client and ``assign()`` users make).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from mockkafka.cluster.coordinators import GROUP
 from mockkafka.cluster.groups_classic import ClassicGroup, ClassicGroupState
 from mockkafka.cluster.groups_common import Group, OffsetAndMetadata, Pending, group_key
 from mockkafka.cluster.groups_consumer import ConsumerGroup
+from mockkafka.cluster.host import StateCore
 from mockkafka.cluster.share_groups import ShareGroup
 from mockkafka.cluster.streams_groups import StreamsGroup
 from mockkafka.errors import ErrorCode, KafkaApiError
 
 if TYPE_CHECKING:
-    from mockkafka.cluster.state import ClusterState
+    from mockkafka.cluster.coordinators import Coordinators
 
 __all__ = [
     "ClassicGroup",
@@ -44,13 +45,21 @@ __all__ = [
     "group_key",
 ]
 
+
+class GroupHost(StateCore, Protocol):
+    """What the group coordinator reads of the cluster state (ClusterState is one)."""
+
+    @property
+    def coordinators(self) -> Coordinators: ...
+
+
 OFFSET_METADATA_MAX_BYTES = 4096
 
 
 class GroupCoordinator:
     """All consumer groups of one cluster (see the module docstring)."""
 
-    def __init__(self, state: ClusterState) -> None:
+    def __init__(self, state: GroupHost) -> None:
         self._state = state
         self.groups: dict[str, Group] = {}
 

@@ -54,7 +54,7 @@ from mockkafka.cluster.groups_common import Group, Message, Pending
 from mockkafka.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from mockkafka.cluster.state import TimerHandle
+    from mockkafka.cluster.base import TimerHandle
 
 
 class ClassicGroupState(enum.Enum):

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from mockkafka.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from mockkafka.cluster.state import ClusterState
+    from mockkafka.cluster.host import StateCore
 
 Message = dict[str, Any]
 
@@ -66,7 +66,7 @@ class Group:
     """What every group has: an id, a coordinator-visible state name and committed offsets."""
 
     group_id: str
-    state_ref: ClusterState
+    state_ref: StateCore
     offsets: dict[tuple[str, int], OffsetAndMetadata] = field(default_factory=dict)
 
     kind = "classic"
@@ -115,7 +115,7 @@ class Group:
         """The group is being deleted: cancel its timers."""
 
 
-def topics_fingerprint(state: ClusterState, names: set[str]) -> tuple[tuple[str, str, int], ...]:
+def topics_fingerprint(state: StateCore, names: set[str]) -> tuple[tuple[str, str, int], ...]:
     """(name, topic id, partition count) of the existing topics among ``names``, sorted:
     what the target assignment of a heartbeat-driven group depends on (a change means a new
     group epoch)."""
@@ -127,7 +127,7 @@ def topics_fingerprint(state: ClusterState, names: set[str]) -> tuple[tuple[str,
     )
 
 
-def topic_id_partitions(state: ClusterState, tp: Mapping[str, set[int]]) -> list[Message]:
+def topic_id_partitions(state: StateCore, tp: Mapping[str, set[int]]) -> list[Message]:
     """``{topic: partitions}`` as heartbeat ``topic_partitions`` (topic ids; deleted topics
     left out)."""
     topics = state.topics
@@ -138,7 +138,7 @@ def topic_id_partitions(state: ClusterState, tp: Mapping[str, set[int]]) -> list
     ]
 
 
-def described_assignment(state: ClusterState, tp: Mapping[str, set[int]]) -> Message:
+def described_assignment(state: StateCore, tp: Mapping[str, set[int]]) -> Message:
     """``{topic: partitions}`` as a describe response's ``Assignment`` (ids and names)."""
     topics = state.topics
     return {
@@ -154,7 +154,7 @@ class SessionTimers:
     """Member session timeouts of the heartbeat-driven groups (KIP-848 consumer groups and
     KIP-932 share groups): a member whose session timer fires is removed."""
 
-    state_ref: ClusterState
+    state_ref: StateCore
     members: Mapping[str, Any]
 
     @property

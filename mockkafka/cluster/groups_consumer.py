@@ -48,7 +48,7 @@ from mockkafka.cluster.groups_common import (
 from mockkafka.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from mockkafka.cluster.state import TimerHandle
+    from mockkafka.cluster.base import TimerHandle
 
 LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2

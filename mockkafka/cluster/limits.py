@@ -31,18 +31,24 @@ the cluster, or IncrementalAlterConfigs at run time, change them):
     the decompressed size of one produced batch; a bigger one (a decompression bomb) answers
     CORRUPT_MESSAGE before anything is stored (not a Kafka config; 64 MiB).
 
-Everything here is sans-IO: it reads :class:`~mockkafka.cluster.state.ClusterState` only.
+Everything here is sans-IO: it reads only the broker configs of the cluster state
+(:class:`LimitsHost`; :class:`~mockkafka.cluster.state.ClusterState` is one).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 from mockkafka.errors import ErrorCode, KafkaApiError
 
-if TYPE_CHECKING:
-    from mockkafka.cluster.state import ClusterState
+
+class LimitsHost(Protocol):
+    """What the limits read of the cluster state: its broker configs (ClusterState is one)."""
+
+    @property
+    def broker_configs(self) -> dict[str, str]: ...
+
 
 #: mockkafka's defaults where they differ from Kafka's (or where Kafka has no such config).
 #: The Kafka-named ones are also in ``BROKER_DEFAULTS`` (so DescribeConfigs reports them).
@@ -72,7 +78,7 @@ class Limits:
     max_decompressed_batch_bytes: int
 
 
-def _int(state: ClusterState, key: str) -> int:
+def _int(state: LimitsHost, key: str) -> int:
     raw = state.broker_configs.get(key, LIMIT_DEFAULTS[key])
     try:
         return int(raw)
@@ -85,7 +91,7 @@ _KEYS: Final = tuple(LIMIT_DEFAULTS)
 _BY_VALUES: dict[tuple[str | None, ...], Limits] = {}
 
 
-def limits(state: ClusterState) -> Limits:
+def limits(state: LimitsHost) -> Limits:
     """The limits in force now (a value <= 0 means unlimited, as -1 does in Kafka)."""
     values = tuple(map(state.broker_configs.get, _KEYS))
     found = _BY_VALUES.get(values)
@@ -96,7 +102,7 @@ def limits(state: ClusterState) -> Limits:
     return found
 
 
-def _read_limits(state: ClusterState) -> Limits:
+def _read_limits(state: LimitsHost) -> Limits:
     unlimited = 2**62
 
     def pos(key: str) -> int:
@@ -114,7 +120,7 @@ def _read_limits(state: ClusterState) -> Limits:
     )
 
 
-def check_partitions_per_op(state: ClusterState, count: int) -> None:
+def check_partitions_per_op(state: LimitsHost, count: int) -> None:
     """Raise POLICY_VIOLATION when one request would create more than the controller's
     bound of partitions (``count`` is the request's running total)."""
     if count > limits(state).max_records_per_user_op:

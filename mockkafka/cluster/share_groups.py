@@ -66,7 +66,9 @@ from mockkafka.cluster.groups_consumer import LEAVE_GROUP_MEMBER_EPOCH
 from mockkafka.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from mockkafka.cluster.state import ClusterState, Partition, TimerHandle
+    from mockkafka.cluster.base import TimerHandle
+    from mockkafka.cluster.host import StateCore
+    from mockkafka.cluster.topics import Partition
 
 FINAL_SESSION_EPOCH = -1
 INITIAL_SESSION_EPOCH = 0
@@ -113,7 +115,7 @@ _GROUP_OVERRIDES = {
 }
 
 
-def share_config(state: ClusterState, group_id: str, key: str) -> int:
+def share_config(state: StateCore, group_id: str, key: str) -> int:
     """An integer share-group setting: the group config overriding the broker config."""
     override = _GROUP_OVERRIDES.get(key)
     if override is not None:
@@ -123,7 +125,7 @@ def share_config(state: ClusterState, group_id: str, key: str) -> int:
     return int(state.broker_configs.get(key, str(_BROKER_DEFAULTS[key])))
 
 
-def group_setting(state: ClusterState, group_id: str, key: str, default: str) -> str:
+def group_setting(state: StateCore, group_id: str, key: str, default: str) -> str:
     """A string group config of ``group_id`` (``share.auto.offset.reset``, ...)."""
     return resource_configs(state, ResourceType.GROUP, group_id).get(key, default)
 
@@ -167,7 +169,7 @@ class SharePartition:
         self.records: dict[int, InFlightRecord] = {}
 
     @property
-    def _state(self) -> ClusterState:
+    def _state(self) -> StateCore:
         return self.group.state_ref
 
     def _initialise(self, p: Partition) -> None:

@@ -49,7 +49,7 @@ from mockkafka.cluster.groups_consumer import (
 from mockkafka.errors import ErrorCode, KafkaApiError
 
 if TYPE_CHECKING:
-    from mockkafka.cluster.state import TimerHandle
+    from mockkafka.cluster.base import TimerHandle
 
 Tasks = dict[str, set[int]]  # subtopology id -> partitions
 

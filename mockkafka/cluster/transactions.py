@@ -51,14 +51,18 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from mockkafka.cluster.coordinators import GROUP, TRANSACTION, partition_for
+from mockkafka.cluster.host import StateCore
 from mockkafka.cluster.producers import ProducerIdInfo, ProducerPartitionState
 from mockkafka.errors import ErrorCode, error_code
 
 if TYPE_CHECKING:
-    from mockkafka.cluster.state import ClusterState, Partition, TimerHandle
+    from mockkafka.cluster.base import TimerHandle
+    from mockkafka.cluster.coordinators import Coordinators
+    from mockkafka.cluster.groups import GroupCoordinator
+    from mockkafka.cluster.topics import Partition
 
 MAX_EPOCH = 32767
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -167,10 +171,19 @@ def fenced_error(version: int, first_fenced_version: int) -> ErrorCode:
     return ErrorCode.PRODUCER_FENCED
 
 
+class TransactionHost(StateCore, Protocol):
+    """What the transaction coordinator reads of the cluster state (ClusterState is one)."""
+
+    @property
+    def coordinators(self) -> Coordinators: ...
+    @property
+    def groups(self) -> GroupCoordinator: ...
+
+
 class TransactionCoordinator:
     """All transactional ids of one cluster (``state.transactions``)."""
 
-    def __init__(self, state: ClusterState) -> None:
+    def __init__(self, state: TransactionHost) -> None:
         self._state = state
         self.transactions: dict[str, TransactionMetadata] = {}
         self._by_producer_id: dict[int, str] = {}
@@ -735,7 +748,7 @@ class TransactionCoordinator:
 
 
 def write_marker(
-    state: ClusterState,
+    state: StateCore,
     p: Partition,
     *,
     committed: bool,
