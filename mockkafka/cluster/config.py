@@ -1,20 +1,21 @@
 """The options of a cluster (:class:`ClusterConfig`).
 
-A leaf module on purpose: the pytest plugin reads these fields (one ini option per field) in
-every pytest session, so importing it must not import the broker.
+Near the bottom of the import graph on purpose: the pytest plugin reads these fields (one ini
+option per field) in every pytest session, so importing it must not import the broker. At
+module level it imports only the config definitions (pure data, ``config_defs.py``); the
+checks that need the config functions import them when a ClusterConfig is made.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-TEST_GROUP_MIN_SESSION_TIMEOUT_MS = 1000
-"""mockkafka's ``group.min.session.timeout.ms`` (Kafka's is 6000): test suites lower it so a
-consumer with ``session.timeout.ms=3000`` joins. ``config={"group.min.session.timeout.ms":
-"6000"}`` restores Kafka's."""
-
+# Pure data (no broker): defined below this module so that the config functions, which this
+# module's checks call, need not import it back.
+from mockkafka.cluster.config_defs import CONFIG_OPTIONS, TEST_GROUP_MIN_SESSION_TIMEOUT_MS
 
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2,
                "mib": 1024**2, "g": 1024**3, "gb": 1024**3, "gib": 1024**3}  # fmt: skip
@@ -160,6 +161,12 @@ class ClusterConfig:
     kafka_version: str | None = None
     traffic_limit: int | str = DEFAULT_TRAFFIC_LIMIT
 
+    def options_at_default(self) -> frozenset[str]:
+        """The broker configs whose option (:data:`~mockkafka.cluster.config_defs.
+        CONFIG_OPTIONS`) was left at its default: under a release preset they take the
+        release's default instead."""
+        return _options_at_default(self)
+
     def __post_init__(self) -> None:
         # Imported here, not at module level: the plugin imports this module at load.
         from mockkafka.cluster.configs import check_broker_configs
@@ -235,17 +242,20 @@ class ClusterConfig:
             raise ConfigError("group_consumer_heartbeat_interval_ms must be >= 1")
 
 
+@functools.lru_cache(maxsize=64)
+def _options_at_default(config: ClusterConfig) -> frozenset[str]:
+    defaults = {f.name: f.default for f in fields(ClusterConfig)}
+    return frozenset(
+        key for key, option in CONFIG_OPTIONS.items() if getattr(config, option) == defaults[option]
+    )
+
+
 def check_option_configs(config: ClusterConfig) -> None:
     """Check each option that stands for a Kafka broker config (``offsets_topic_partitions``
     is ``offsets.topic.num.partitions``, ...) with that config's validator, the one
     ``--config``, ``broker_configs`` and AlterConfigs use; raises ConfigError with Kafka's
     message, naming the option."""
-    from mockkafka.cluster.configs import (
-        BROKER_CONFIG_DEFS,
-        CONFIG_OPTIONS,
-        config_text,
-        validate_value,
-    )
+    from mockkafka.cluster.configs import BROKER_CONFIG_DEFS, config_text, validate_value
     from mockkafka.errors import ConfigError
 
     for key, option in CONFIG_OPTIONS.items():

@@ -22,11 +22,10 @@ import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from mockkafka.cluster.config import ClusterConfig
-    from mockkafka.cluster.configs import ConfigDef
+    from mockkafka.cluster.config_defs import ConfigDef
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +72,8 @@ def _key(release: str) -> tuple[int, ...]:
 
 @functools.cache
 def _config_set(release: str | None) -> ConfigSet:
+    from mockkafka.cluster.config_defs import BROKER_CONFIG_DEFS, TOPIC_CONFIG_DEFS, TOPIC_TO_BROKER
     from mockkafka.cluster.config_names import KAFKA_BROKER_CONFIG_NAMES
-    from mockkafka.cluster.configs import BROKER_CONFIG_DEFS, TOPIC_CONFIG_DEFS, TOPIC_TO_BROKER
 
     if release is None:
         return ConfigSet(
@@ -116,7 +115,7 @@ _RANGE = re.compile(r"^\[(-?[\d.E]+),\.\.\.(?:,(-?[\d.E]+))?\]$")
 
 
 def _def(name: str, row: tuple[object, ...], *, dynamic: bool) -> ConfigDef:
-    from mockkafka.cluster.configs import ConfigDef, ConfigType
+    from mockkafka.cluster.config_defs import ConfigDef, ConfigType
 
     type_, default, _mode_or_synonym, valid = row
     ctype = ConfigType(int(str(type_)))
@@ -141,12 +140,22 @@ def _def(name: str, row: tuple[object, ...], *, dynamic: bool) -> ConfigDef:
     )
 
 
+class ReleaseOptions(Protocol):
+    """What :func:`release_broker_defaults` reads of the cluster's options (ClusterConfig is
+    one; typed here because this module sits below ``config.py``, which imports it)."""
+
+    @property
+    def kafka_version(self) -> str | None: ...
+
+    def options_at_default(self) -> frozenset[str]: ...
+
+
 KEPT_MOCKKAFKA_DEFAULTS = frozenset({"delete.topic.enable"})
 """mockkafka starting values a preset keeps though its release's default differs (0.11 did
 not delete topics by default; tests do)."""
 
 
-def release_broker_defaults(config: ClusterConfig, start: Mapping[str, str]) -> dict[str, str]:
+def release_broker_defaults(config: ReleaseOptions, start: Mapping[str, str]) -> dict[str, str]:
     """The broker configs a cluster starts with: ``start`` (mockkafka's defaults) where it
     holds Kafka 4's default, replaced under a release preset by the release's (dropped where
     the release has no default), so behaviour that reads them (``message.max.bytes``,
@@ -155,9 +164,9 @@ def release_broker_defaults(config: ClusterConfig, start: Mapping[str, str]) -> 
     sets = config_set(config.kafka_version)
     if sets.release is None:
         return dict(start)
-    from mockkafka.cluster.configs import CONFIG_OPTIONS, options_at_default
+    from mockkafka.cluster.config_defs import CONFIG_OPTIONS
 
-    given = set(CONFIG_OPTIONS) - options_at_default(config)
+    given = set(CONFIG_OPTIONS) - config.options_at_default()
     kafka4 = config_set(None).broker
     out: dict[str, str] = {}
     for key, value in start.items():
