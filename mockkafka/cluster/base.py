@@ -1,10 +1,9 @@
-"""The plain parts of the cluster state that depend on nothing else of it: clocks, brokers,
-timers; and :class:`StateCore`, the protocol through which the parts of the state (groups,
-transactions, coordinators, limits, features) see the :class:`~mockkafka.cluster.state.
-ClusterState` that owns them.
+"""The plain parts of the cluster state that depend on nothing else of it: clocks, brokers
+and timers.
 
 They live here, below every module of ``cluster/``, so that ``state.py`` is the top of the
-package: it imports the parts, and no part imports it back. ``mockkafka.cluster.state``
+package: it imports the parts, and no part imports it back (the parts see the state through
+the protocols of :mod:`~mockkafka.cluster.host`). ``mockkafka.cluster.state``
 re-exports the names here (``from mockkafka.cluster.state import ManualClock`` keeps working).
 """
 
