@@ -49,21 +49,6 @@ from mockkafka.cluster.topics import Partition, Topic
 from mockkafka.errors import ErrorCode, KafkaApiError
 from mockkafka.faults.engine import FaultEngine
 
-# The plain parts (base.py, topics.py) are re-exported: ``from mockkafka.cluster.state import
-# Topic`` is where handlers and tests have always found them.
-__all__ = [
-    "INTERNAL_TOPICS",
-    "Broker",
-    "Clock",
-    "ClusterConfig",
-    "ClusterState",
-    "ManualClock",
-    "Partition",
-    "SystemClock",
-    "TimerHandle",
-    "Topic",
-]
-
 #: Kafka's internal topics: name -> (partition-count config, replication-factor config,
 #: topic configs Kafka creates it with).
 INTERNAL_TOPICS: dict[str, tuple[str, str, dict[str, str]]] = {
@@ -611,3 +596,19 @@ def _cluster_id() -> str:
     import base64
 
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+# The plain parts (base.py, topics.py) are re-exported: ``from mockkafka.cluster.state import
+# Topic`` is where handlers and tests have always found them.
+__all__ = [
+    "INTERNAL_TOPICS",
+    "Broker",
+    "Clock",
+    "ClusterConfig",
+    "ClusterState",
+    "ManualClock",
+    "Partition",
+    "SystemClock",
+    "TimerHandle",
+    "Topic",
+]
