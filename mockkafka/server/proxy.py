@@ -43,6 +43,7 @@ import trio
 
 from mockkafka.errors import MockKafkaError
 from mockkafka.faults.engine import FaultEngine, Rule
+from mockkafka.faults.error_facts import APPLIED_FIRST
 from mockkafka.faults.inspect import partition_entries, request_info, split_request
 from mockkafka.faults.model import (
     CustomHandler,
@@ -56,7 +57,10 @@ from mockkafka.handlers._errors import build_error_response
 from mockkafka.protocol.apis import API_BY_KEY, Api, response_header_version
 from mockkafka.protocol.codec import codec
 from mockkafka.protocol.framing import ClientConnection, parse_request_header
-from mockkafka.server.faults import STATE_CHANGING  # partitions a rule claims stay back
+from mockkafka.server.faults import (  # partitions a rule claims stay back
+    STATE_CHANGING,
+    _edit_applied,
+)
 from mockkafka.server.traffic import Exchange, TrafficLog
 from mockkafka.server.waits import StateSignal
 
@@ -81,6 +85,9 @@ class _InFlight:
     local: bytes | None = None  # the proxy's own answer (the request never went upstream)
     partition_errors: list[tuple[Rule, Error]] = field(default_factory=list)
     merge_with: dict[str, Any] | None = None  # the request whose claimed partitions to merge
+    # errors Kafka answers after applying the request: the request goes upstream whole
+    applied_errors: list[tuple[Rule, Error]] = field(default_factory=list)
+    info: Any = None
     actions: list[Any] = field(default_factory=list)
 
 
@@ -305,7 +312,7 @@ class ProxyServer:
         fired, _deferred = self.faults.select(info) if self.faults else ([], [])
         ex.faults.extend(r.name for r in fired)
         actions = [(r, a) for r in fired for a in r.actions]
-        item = _InFlight(ex, api, v, hdr.correlation_id, actions=[a for _, a in actions])
+        item = _InFlight(ex, api, v, hdr.correlation_id, actions=[a for _, a in actions], info=info)
         for _r, a in actions:
             if isinstance(a, Delay) and a.before_processing:
                 await trio.sleep(a.ms / 1000)
@@ -319,7 +326,9 @@ class ProxyServer:
                 self.traffic.completed(ex)
                 return STALL
         for r, a in actions:
-            if isinstance(a, Error):
+            if isinstance(a, Error) and (api.name, a.code) in APPLIED_FIRST:
+                item.applied_errors.append((r, a))  # Kafka stores the batch, then says this
+            elif isinstance(a, Error):
                 level = a.level
                 if level == "auto":
                     targeted = info.partitions or info.topics or info.all_topics
@@ -436,6 +445,9 @@ class ProxyServer:
                     if "records" in entry:
                         entry["records"] = b""
                     changed = True
+        if item.applied_errors:
+            _edit_applied(item.info, body, item.applied_errors, self.topic_names.get)
+            changed = True
         for a in item.actions:
             if isinstance(a, Throttle) and "throttle_time_ms" in body:
                 body["throttle_time_ms"] = a.ms
