@@ -23,10 +23,17 @@ connection to broker N upstream; two tasks then relay frames, one per direction:
   APIs are written into the answer, throttles set ``throttle_time_ms``, and a delay or a
   dropped connection after processing happen before the answer is sent.
 
+Security: the proxy reaches the upstream over TCP or TLS (``server/upstream.py``) and can
+offer its own TLS listeners to clients (``server/tls.py``, a throwaway CA as a Cluster's).
+SASL is not terminated: a client's SaslHandshake and SaslAuthenticate go upstream like any
+request and Kafka checks them, so the requests after the login are decoded, logged and
+faulted as before. The proxy logs in itself (``upstream_sasl_*``) only for its own Metadata
+discovery. SaslHandshake v0 (the unframed exchange of clients older than Kafka 1.0) is not
+supported.
+
 Nothing here keeps Kafka's state: topics, offsets and groups live upstream. Requests the
-codec cannot decode are relayed untouched. Not yet: TLS and SASL towards either side (the
-SASL exchange of SaslHandshake v0 is unframed), the data-editing actions (partial trailing
-batch, corrupt batch), and cluster verbs.
+codec cannot decode are relayed untouched. Not yet: the data-editing actions (partial
+trailing batch, corrupt batch).
 """
 
 from __future__ import annotations
@@ -61,7 +68,10 @@ from mockkafka.server.faults import (  # partitions a rule claims stay back
     STATE_CHANGING,
     _edit_applied,
 )
+from mockkafka.server.tls import TlsMaterial
 from mockkafka.server.traffic import Exchange, TrafficLog
+from mockkafka.server.upstream import UpstreamAuthFailed, UpstreamSecurity, login
+from mockkafka.server.upstream import request as upstream_request
 from mockkafka.server.waits import StateSignal
 
 MAX_FRAME = 128 * 1024 * 1024
@@ -126,12 +136,18 @@ class ProxyServer:
         *,
         host: str = "127.0.0.1",
         traffic: TrafficLog | None = None,
+        security: UpstreamSecurity | None = None,
+        tls: TlsMaterial | None = None,
     ) -> None:
         if not upstream:
             raise ValueError("upstream: give at least one HOST:PORT of the Kafka cluster")
         self.upstream = list(upstream)
         self.host = host
         self.traffic = traffic if traffic is not None else TrafficLog()
+        #: how to reach the upstream (TLS, the proxy's own SASL login)
+        self.security = security if security is not None else UpstreamSecurity()
+        #: the proxy's own TLS towards clients (None: plaintext listeners)
+        self.tls = tls
         self.signal = StateSignal()
         self.traffic.signal = self.signal
         self._t0 = time.monotonic()
@@ -168,25 +184,22 @@ class ProxyServer:
         for host, port in self.upstream:
             try:
                 with trio.fail_after(CONNECT_TIMEOUT_S):
-                    stream = await trio.open_tcp_stream(host, port)
+                    stream = await self.security.connect(host, port)
                     async with stream:
                         return await self._metadata(stream)
-            except (OSError, trio.TooSlowError, MockKafkaError) as exc:
+            except UpstreamAuthFailed:
+                raise
+            except (OSError, trio.TooSlowError, trio.BrokenResourceError, MockKafkaError) as exc:
                 problems.append(f"{host}:{port}: {exc or type(exc).__name__}")
         raise UpstreamUnavailable(
             "no upstream broker answered Metadata (" + "; ".join(problems) + ")"
         )
 
-    async def _metadata(self, stream: trio.SocketStream) -> dict[int, tuple[str, int]]:
+    async def _metadata(self, stream: trio.abc.Stream) -> dict[int, tuple[str, int]]:
         conn = ClientConnection(client_id="mockkafka-proxy")
-        await stream.send_all(conn.send_request("Metadata", 9, {"topics": None}))
-        reader = _FrameReader(stream)
-        payload = await reader.read()
-        if payload is None:
-            raise MockKafkaError("the connection closed before Metadata was answered")
-        conn.receive_data(_frame(payload))
-        resp = conn.next_event()
-        body: dict[str, Any] = getattr(resp, "body", None) or {}
+        if self.security.sasl is not None:
+            await login(stream, conn, self.security.sasl)
+        body = await upstream_request(stream, conn, "Metadata", 9, {"topics": None})
         return {b["node_id"]: (b["host"], b["port"]) for b in body.get("brokers") or []}
 
     async def _ensure_listener(self, node_id: int, addr: tuple[str, int]) -> int:
@@ -206,6 +219,8 @@ class ProxyServer:
         self._listening[node_id].set()
 
         async def handle(stream: Any) -> None:
+            if self.tls is not None:
+                stream = self.tls.wrap(stream)
             await self._connection(stream, node_id)
 
         async def serve() -> None:
@@ -220,8 +235,8 @@ class ProxyServer:
         conn_id = next(self._conn_ids)
         try:
             with trio.fail_after(CONNECT_TIMEOUT_S):
-                upstream = await trio.open_tcp_stream(*self.brokers[node_id])
-        except (OSError, trio.TooSlowError):
+                upstream = await self.security.connect(*self.brokers[node_id])
+        except (OSError, trio.TooSlowError, trio.BrokenResourceError):
             await client.aclose()
             return
         send, receive = trio.open_memory_channel[_InFlight](1000)
