@@ -46,6 +46,7 @@ __all__ = [
     "DEFAULT_VERSION",
     "MOCKKAFKA_LIKE_CONFIG",
     "KafkaBroker",
+    "KafkaCluster",
     "KafkaUnavailable",
     "broker_classpath",
 ]
@@ -461,6 +462,112 @@ class KafkaBroker:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
             self.ca_file = None
+
+
+#: Broker configs of a :class:`KafkaCluster` laid over :data:`MOCKKAFKA_LIKE_CONFIG`: internal
+#: topics replicated to every node, fewer of their partitions (three JVMs start them).
+CLUSTER_CONFIG: dict[str, str] = {
+    "offsets.topic.num.partitions": "10",
+    "transaction.state.log.num.partitions": "10",
+    "min.insync.replicas": "1",
+}
+
+
+class KafkaCluster:
+    """``brokers`` Apache Kafka KRaft nodes, each broker and controller, on 127.0.0.1.
+
+    ``with KafkaCluster(3) as kafka: ... kafka.bootstrap_servers``. Every node is a
+    :class:`KafkaBroker` (``kafka.nodes``, node ids 1..n) formatted with one cluster id and
+    one static controller quorum; all are launched before any is waited for (a quorum
+    needs a majority up), and :meth:`start` returns once every node answers Metadata listing
+    all of them, or raises :class:`KafkaUnavailable` (stopping every node) after
+    ``timeout``. Internal topics are replicated to every node (``CLUSTER_CONFIG``);
+    ``default.replication.factor`` is the node count. Each JVM takes ~300 MB: keep such
+    tests behind a marker.
+    """
+
+    def __init__(
+        self,
+        brokers: int = 3,
+        version: str = DEFAULT_VERSION,
+        *,
+        config: Mapping[str, str] | None = None,
+    ) -> None:
+        if not 1 <= brokers <= 9:
+            raise ValueError(f"brokers: {brokers} is not between 1 and 9")
+        n = str(brokers)
+        replicated = {
+            "offsets.topic.replication.factor": n,
+            "transaction.state.log.replication.factor": n,
+            "share.coordinator.state.topic.replication.factor": n,
+            "default.replication.factor": n,
+        }
+        merged = {**CLUSTER_CONFIG, **replicated, **(config or {})}
+        cluster_id = _kafka_uuid()
+        self.version = version
+        self.nodes = [
+            KafkaBroker(version, config=merged, cluster_id=cluster_id, node_id=i + 1)
+            for i in range(brokers)
+        ]
+        self.start_seconds = 0.0
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(node.bootstrap_servers for node in self.nodes)
+
+    def node(self, node_id: int) -> KafkaBroker:
+        """The node with ``node_id`` (1..n)."""
+        return self.nodes[node_id - 1]
+
+    def __enter__(self) -> KafkaCluster:
+        return self.start()
+
+    def __exit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def start(self, *, timeout: float = 2 * START_TIMEOUT_S) -> KafkaCluster:
+        """Launch every node, then wait until each serves Metadata naming all of them."""
+        started = time.monotonic()
+        deadline = started + timeout
+        try:
+            for node in self.nodes:
+                node._pick_ports()
+            voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in self.nodes)
+            for node in self.nodes:
+                node.voters = voters
+                node._launch(timeout)
+            for node in self.nodes:
+                node._wait_ready(deadline, timeout)
+            while time.monotonic() < deadline:
+                if all(len(self._brokers_seen(n)) == len(self.nodes) for n in self.nodes):
+                    self.start_seconds = time.monotonic() - started
+                    return self
+                time.sleep(0.2)
+        except BaseException:
+            self.stop()
+            raise
+        logs = "\n".join(f"node {n.node_id}: {n.log()[-1500:]}" for n in self.nodes)
+        self.stop()
+        raise KafkaUnavailable(
+            f"{len(self.nodes)} Kafka nodes did not all see each other within {timeout} s:\n{logs}"
+        )
+
+    @staticmethod
+    def _brokers_seen(node: KafkaBroker) -> list[Any]:
+        try:
+            brokers: list[Any] = node.request("Metadata", 12, {"topics": []}, timeout=2.0)[
+                "brokers"
+            ]
+            return brokers
+        except OSError:
+            return []
+
+    def stop(self) -> None:
+        """Kill every node and remove its directory (idempotent)."""
+        for node in self.nodes:
+            node.stop()
 
 
 def request_to(

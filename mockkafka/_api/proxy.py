@@ -86,6 +86,7 @@ class _ProxyBase:
 
     _server: ProxyServer
     _faults: Faults
+    _on_loop: Callable[[Callable[[], Any]], Any]
     upstream: list[tuple[str, int]]
     strict_faults: bool
     #: what clients use towards the proxy: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
@@ -141,6 +142,17 @@ class _ProxyBase:
         """Every exchange relayed, decoded (``proxy.traffic.requests("Produce")``)."""
         return self._server.traffic
 
+    def stop_broker(self, broker: int) -> None:
+        """Emulate stopping upstream ``broker`` at the proxy (Kafka's broker keeps running):
+        its listener drops every open client connection and closes new ones at once, so
+        clients see the broker gone and turn to the others. :meth:`start_broker` undoes it.
+        ConfigError names the known node ids when ``broker`` is not one."""
+        self._on_loop(lambda: self._server.stop_broker(broker))
+
+    def start_broker(self, broker: int) -> None:
+        """Relay to ``broker`` again after :meth:`stop_broker`."""
+        self._on_loop(lambda: self._server.start_broker(broker))
+
     def unfired_rules(self) -> list[Rule]:
         """Rules added and never fired (reported when the ``with`` block ends)."""
         return [r for r in self._faults.rules() if r.fired == 0]
@@ -193,6 +205,7 @@ class Proxy(_ProxyBase):
         waits = Waits(self._server.signal, self._runner.call, self._runner.on_loop_thread)
         self._server.traffic.waits = waits
         self._faults = Faults(self._server.faults, self._runner.call, waits)
+        self._on_loop = self._runner.call
         self.strict_faults = strict_faults
 
     def start(self) -> Proxy:
@@ -265,6 +278,7 @@ class AsyncProxy(_ProxyBase):
         waits = Waits(server.signal, run_on_loop, lambda: threading.current_thread() is loop_thread)
         server.traffic.waits = waits
         self._faults = Faults(server.faults, run_on_loop, waits)
+        self._on_loop = run_on_loop
 
     def __repr__(self) -> str:
         up = ",".join(f"{h}:{p}" for h, p in self.upstream)

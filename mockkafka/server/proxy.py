@@ -48,7 +48,7 @@ from typing import Any
 
 import trio
 
-from mockkafka.errors import MockKafkaError
+from mockkafka.errors import ConfigError, MockKafkaError
 from mockkafka.faults.engine import FaultEngine, Rule
 from mockkafka.faults.error_facts import APPLIED_FIRST
 from mockkafka.faults.inspect import partition_entries, request_info, split_request
@@ -160,6 +160,9 @@ class ProxyServer:
         self._conn_ids = itertools.count(1)
         self._nursery: trio.Nursery | None = None
         self._listening: dict[int, trio.Event] = {}
+        #: brokers whose listener refuses clients (``stop_broker``), and open connections
+        self.stopped: set[int] = set()
+        self._open: dict[int, set[trio.CancelScope]] = {}
 
     def now_ms(self) -> int:
         return int((time.monotonic() - self._t0) * 1000)
@@ -231,7 +234,40 @@ class ProxyServer:
 
     # -- one client connection ------------------------------------------------------------------
 
+    def stop_broker(self, node_id: int) -> None:
+        """Emulate a stopped broker at the proxy (Kafka's broker keeps running): its
+        listener closes every client connection at once and the open ones are dropped."""
+        self._check_node(node_id)
+        self.stopped.add(node_id)
+        for scope in self._open.get(node_id, set()):
+            scope.cancel()
+        self.signal.notify()
+
+    def start_broker(self, node_id: int) -> None:
+        """Undo :meth:`stop_broker`: the listener relays again."""
+        self._check_node(node_id)
+        self.stopped.discard(node_id)
+        self.signal.notify()
+
+    def _check_node(self, node_id: int) -> None:
+        if node_id not in self.ports:
+            known = ", ".join(map(str, sorted(self.ports))) or "none yet"
+            raise ConfigError(f"broker {node_id}: the upstream has no such node (known: {known})")
+
     async def _connection(self, client: trio.abc.Stream, node_id: int) -> None:
+        if node_id in self.stopped:
+            await trio.aclose_forcefully(client)
+            return
+        with trio.CancelScope() as scope:
+            self._open.setdefault(node_id, set()).add(scope)
+            try:
+                await self._relay(client, node_id)
+            finally:
+                self._open[node_id].discard(scope)
+        if scope.cancelled_caught:
+            await trio.aclose_forcefully(client)
+
+    async def _relay(self, client: trio.abc.Stream, node_id: int) -> None:
         conn_id = next(self._conn_ids)
         try:
             with trio.fail_after(CONNECT_TIMEOUT_S):
