@@ -215,3 +215,55 @@ def test_the_proxy_command_takes_the_security_options(secure_kafka: KafkaBroker)
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_kafka_python_logs_in_with_scram_through_the_proxy(secure_kafka: KafkaBroker) -> None:
+    from kafka import KafkaProducer
+
+    topic = unique("pxkpsasl")
+    create_topic(secure_kafka.bootstrap_servers, topic, partitions=2)
+    with sasl_proxy(secure_kafka, "SCRAM-SHA-256", security_protocol="SASL_SSL") as proxy:
+        config = proxy.client_config(
+            "kafka-python", user="alice", password=USERS["alice"], mechanism="SCRAM-SHA-512"
+        )
+        rule = proxy.faults.on("Produce", topic=topic).once().error("NOT_LEADER_OR_FOLLOWER")
+        producer = KafkaProducer(**config, enable_idempotence=True, retry_backoff_ms=20)
+        futures = [producer.send(topic, f"v{i}".encode(), partition=i % 2) for i in range(20)]
+        producer.flush(30)
+        assert all(f.get(10) for f in futures)
+        producer.close(5)
+        assert rule.fired == 1
+        handshakes = proxy.traffic.requests("SaslHandshake")
+        assert {(h.version >= 1, h.request["mechanism"]) for h in handshakes} == {
+            (True, "SCRAM-SHA-512")
+        }
+    stored = read_values(secure_kafka.bootstrap_servers, topic, 2, expect=20)
+    assert sorted(stored) == sorted(f"v{i}" for i in range(20))
+
+
+@pytest.mark.go
+def test_franz_go_logs_in_over_the_proxys_tls(secure_kafka: KafkaBroker, tmp_path: Any) -> None:
+    import json
+
+    from tests.interop._build import build_go
+
+    go = build_go()
+    topic, group = unique("pxgosasl"), unique("pxgosaslg")
+    create_topic(secure_kafka.bootstrap_servers, topic, partitions=2)
+    with sasl_proxy(secure_kafka, "PLAIN", security_protocol="SASL_SSL") as proxy:
+        config = proxy.client_config(
+            "confluent", user="alice", password=USERS["alice"], mechanism="SCRAM-SHA-256"
+        )
+        conf = tmp_path / "client.json"
+        conf.write_text(json.dumps(config))
+        env = {"INTEROP_CLIENT_CONFIG": str(conf)}
+        rule = proxy.faults.on("Produce", topic=topic).once().error("NOT_LEADER_OR_FOLLOWER")
+        boot = proxy.bootstrap_servers
+        assert go.run("kgo-produce", boot, topic, "60", env=env) == {"acked": 60}
+        assert go.run("kgo-group", boot, topic, group, "60", env=env)["consumed"] >= 60
+        assert rule.fired == 1
+        assert {h.request["mechanism"] for h in proxy.traffic.requests("SaslHandshake")} == {
+            "SCRAM-SHA-256"
+        }
+    stored = read_values(secure_kafka.bootstrap_servers, topic, 2, expect=60)
+    assert sorted(stored) == sorted(f"v{i}" for i in range(60))
