@@ -193,7 +193,8 @@ class ProxyServer:
             except UpstreamAuthFailed:
                 raise
             except (OSError, trio.TooSlowError, trio.BrokenResourceError, MockKafkaError) as exc:
-                problems.append(f"{host}:{port}: {exc or type(exc).__name__}")
+                why = str(exc) or str(exc.__cause__ or "") or type(exc).__name__  # TLS: the cause
+                problems.append(f"{host}:{port}: {why}")
         raise UpstreamUnavailable(
             "no upstream broker answered Metadata (" + "; ".join(problems) + ")"
         )

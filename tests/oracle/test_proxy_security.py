@@ -267,3 +267,15 @@ def test_franz_go_logs_in_over_the_proxys_tls(secure_kafka: KafkaBroker, tmp_pat
         }
     stored = read_values(secure_kafka.bootstrap_servers, topic, 2, expect=60)
     assert sorted(stored) == sorted(f"v{i}" for i in range(60))
+
+
+def test_an_upstream_certificate_the_proxy_cannot_verify_is_named(
+    secure_kafka: KafkaBroker,
+) -> None:
+    from mockkafka.server.proxy import UpstreamUnavailable
+
+    proxy = mockkafka.Proxy(
+        upstream=secure_kafka.ssl_bootstrap_servers, upstream_security_protocol="SSL"
+    )  # the system's roots do not know the broker's throwaway CA
+    with pytest.raises(UpstreamUnavailable, match=r"(?i)certificate verify failed"):
+        proxy.start()
