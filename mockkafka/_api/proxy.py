@@ -10,9 +10,15 @@
 
 The proxy opens one listener per upstream broker and rewrites every broker address Kafka
 hands out to the proxy's own, so the client never talks to Kafka directly (see
-``server/proxy.py``). ``faults`` and ``traffic`` are the same objects as a ``Cluster``'s; what
-needs the fake's own state (cluster verbs, scenarios, record-editing faults) is not
-available here.
+``server/proxy.py``). ``faults`` and ``traffic`` are the same objects as a ``Cluster``'s;
+``stop_broker``/``start_broker`` are emulated at the proxy. What needs the fake's own state
+(other cluster verbs, scenarios, record-editing faults) is not available here.
+
+TLS and SASL (docs/proxy.md): ``upstream_security_protocol`` and ``upstream_ssl_cafile`` say
+how the proxy reaches Kafka; ``security_protocol`` what clients use towards the proxy (SSL
+and SASL_SSL give its listeners a throwaway CA; :meth:`client_config` hands out the client
+settings). SASL is relayed to Kafka; ``upstream_sasl_*`` is the proxy's own login for its
+Metadata discovery.
 """
 
 from __future__ import annotations
@@ -166,7 +172,18 @@ class _ProxyBase:
 
 
 class Proxy(_ProxyBase):
-    """A proxy in front of ``upstream`` (``start()`` or ``with``); see the module doc."""
+    """A proxy in front of ``upstream`` (``start()`` or ``with``); see the module doc.
+
+    ``upstream``: ``"HOST:PORT,..."`` of the Kafka cluster (any reachable one is enough: the
+    others are learned from Metadata). ``upstream_security_protocol``: PLAINTEXT, SSL,
+    SASL_PLAINTEXT or SASL_SSL, as the upstream listener wants; ``upstream_ssl_cafile``: the
+    CA to check Kafka's certificate with (default: the system's roots);
+    ``upstream_sasl_mechanism`` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512),
+    ``upstream_sasl_username``, ``upstream_sasl_password``: the proxy's own login, needed with
+    a SASL upstream. ``security_protocol``: what clients use (default PLAINTEXT, or
+    SASL_PLAINTEXT in front of SASL). A combination that cannot work raises ConfigError
+    naming the option.
+    """
 
     def __init__(
         self,
