@@ -279,3 +279,32 @@ def test_an_upstream_certificate_the_proxy_cannot_verify_is_named(
     )  # the system's roots do not know the broker's throwaway CA
     with pytest.raises(UpstreamUnavailable, match=r"(?i)certificate verify failed"):
         proxy.start()
+
+
+@pytest.mark.java
+def test_the_java_client_logs_in_over_the_proxys_tls(
+    secure_kafka: KafkaBroker, tmp_path: Any
+) -> None:
+    from tests.interop._build import KAFKA_CLIENTS_VERSIONS, build_java
+
+    java = build_java(KAFKA_CLIENTS_VERSIONS[0])
+    topic = unique("pxjsasl")
+    create_topic(secure_kafka.bootstrap_servers, topic, partitions=2)
+    with sasl_proxy(secure_kafka, "SCRAM-SHA-512", security_protocol="SASL_SSL") as proxy:
+        settings = proxy.client_config(
+            "java", user="alice", password=USERS["alice"], mechanism="SCRAM-SHA-256"
+        )
+        props = tmp_path / "client.properties"
+        props.write_text(
+            "".join(f"{k}={v}\n" for k, v in settings.items() if k != "bootstrap.servers")
+        )
+        env = {"INTEROP_CLIENT_PROPERTIES": str(props)}
+        rule = proxy.faults.on("Produce", topic=topic).nth(2).error("NOT_LEADER_OR_FOLLOWER")
+        result = java.run("produce", proxy.bootstrap_servers, topic, "100", "true", env=env)
+        assert result == {"acked": 100}
+        assert rule.fired == 1
+        assert {h.request["mechanism"] for h in proxy.traffic.requests("SaslHandshake")} == {
+            "SCRAM-SHA-256"
+        }
+    stored = read_values(secure_kafka.bootstrap_servers, topic, 2, expect=100)
+    assert sorted(stored) == sorted(f"v{i}" for i in range(100))
