@@ -143,7 +143,10 @@ class UpstreamSecurity:
                     "Metadata requests: upstream_sasl_mechanism (one of "
                     + ", ".join(SASL_MECHANISMS)
                     + f"; got {sasl_mechanism!r}), upstream_sasl_username and "
-                    "upstream_sasl_password (clients log in through the proxy themselves)"
+                    "upstream_sasl_password (mockkafka proxy: --upstream-sasl-mechanism, "
+                    "--upstream-sasl-username and the password in the variable "
+                    "--upstream-sasl-password-env names); clients log in through the proxy "
+                    "themselves"
                 )
             sasl = (sasl_mechanism, sasl_username, sasl_password)
         elif sasl_mechanism or sasl_username or sasl_password:
