@@ -297,6 +297,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     px.add_argument("--upstream", required=True, metavar="HOST:PORT[,...]")
     px.add_argument("--host", default="127.0.0.1", help="where the listeners bind")
+    px.add_argument(
+        "--security-protocol",
+        choices=("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"),
+        help="what clients use towards the proxy (default: SASL_PLAINTEXT when the upstream "
+        "wants SASL, else PLAINTEXT); SSL and SASL_SSL give the listeners a throwaway CA, "
+        "printed as ssl.ca.location=",
+    )
+    px.add_argument(
+        "--upstream-security-protocol",
+        default="PLAINTEXT",
+        choices=("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"),
+        help="how the proxy reaches the upstream listener",
+    )
+    px.add_argument(
+        "--upstream-ssl-cafile", metavar="PEM", help="CA the upstream's TLS is checked with"
+    )
+    px.add_argument(
+        "--upstream-sasl-mechanism",
+        choices=("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"),
+        help="the proxy's own login for its Metadata requests (clients log in themselves)",
+    )
+    px.add_argument("--upstream-sasl-username", metavar="USER")
+    px.add_argument(
+        "--upstream-sasl-password-env",
+        metavar="VAR",
+        default="MOCKKAFKA_UPSTREAM_SASL_PASSWORD",
+        help="environment variable holding the password (default %(default)s)",
+    )
     a = sub.add_parser("apis", help="list the API keys and versions the broker serves")
     a.add_argument("--kafka-version", metavar="RELEASE", help="as that Kafka release would")
     ls = sub.add_parser("scenarios", help="list the library scenarios with one-line descriptions")
@@ -662,15 +690,16 @@ def load_scenario(args: argparse.Namespace) -> Scenario | None:
     return scenario
 
 
-def run_proxy(upstream: str, host: str) -> int:
-    """``mockkafka proxy``: exit 2 with a one-line message when the upstream is unusable."""
+def run_proxy(upstream: str, host: str, **security: Any) -> int:
+    """``mockkafka proxy``: exit 2 with a one-line message when the upstream is unusable.
+    ``security``: the security options of :func:`mockkafka._api.proxy.serve_proxy`."""
     import trio
 
     from mockkafka._api.proxy import serve_proxy
     from mockkafka.errors import MockKafkaError, leaf_exception
 
     try:
-        return trio.run(serve_proxy, upstream, host)
+        return trio.run(lambda: serve_proxy(upstream, host, **security))
     except BaseException as group:
         leaf = leaf_exception(group)
         if isinstance(leaf, MockKafkaError):
@@ -692,7 +721,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _quiet_broken_pipe(lambda: show_scenario(args.show))
         return _quiet_broken_pipe(list_scenarios)
     if args.command == "proxy":
-        return run_proxy(args.upstream, args.host)
+        return run_proxy(
+            args.upstream,
+            args.host,
+            security_protocol=args.security_protocol,
+            upstream_security_protocol=args.upstream_security_protocol,
+            upstream_ssl_cafile=args.upstream_ssl_cafile,
+            upstream_sasl_mechanism=args.upstream_sasl_mechanism,
+            upstream_sasl_username=args.upstream_sasl_username,
+            upstream_sasl_password=os.environ.get(args.upstream_sasl_password_env),
+        )
     if args.command == "scenario":
         return check_scenario(args.file)
     try:

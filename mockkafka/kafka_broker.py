@@ -46,10 +46,13 @@ __all__ = [
     "DEFAULT_VERSION",
     "MOCKKAFKA_LIKE_CONFIG",
     "KafkaBroker",
+    "KafkaCluster",
     "KafkaUnavailable",
     "broker_classpath",
 ]
 
+#: SASL mechanisms :class:`KafkaBroker` can set up on its SASL_PLAINTEXT listener.
+SASL_MECHANISMS = ("OAUTHBEARER", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 #: The Kafka release started when none is named.
 DEFAULT_VERSION = "4.4.0"
 MVN_TIMEOUT_S = 600.0
@@ -181,9 +184,13 @@ class KafkaBroker:
     """One Apache Kafka KRaft node (broker and controller) on 127.0.0.1, in a child process.
 
     ``with KafkaBroker() as kafka: ... kafka.bootstrap_servers``; or :meth:`start` and
-    :meth:`stop`. ``sasl_mechanisms`` adds a SASL_PLAINTEXT listener (``sasl_port``); only
-    OAUTHBEARER with Kafka's unsecured JWS validator needs no user set-up, so that is what
-    is configured for it. ``authorizer=True`` turns on ``StandardAuthorizer`` with
+    :meth:`stop`. ``sasl_mechanisms`` adds a SASL_PLAINTEXT listener (``sasl_port``):
+    OAUTHBEARER with Kafka's unsecured JWS validator needs no users; PLAIN and
+    SCRAM-SHA-256/512 need ``users`` (name -> password: PLAIN accounts in the listener's
+    JAAS config, SCRAM credentials written into the storage by ``StorageTool format
+    --add-scram``). ``tls=True`` adds an SSL listener (``ssl_port``) whose certificate
+    (127.0.0.1, localhost) comes from a throwaway trustme CA, handed to Kafka as a PEM
+    keystore; clients trust :attr:`ca_file`. ``authorizer=True`` turns on ``StandardAuthorizer`` with
     ``allow.everyone.if.no.acl.found=false``: plaintext clients are ``User:ANONYMOUS``, and
     ``User:admin`` (an unsecured OAUTHBEARER token on ``sasl_port``) is a super user. ``config``
     is laid over :data:`MOCKKAFKA_LIKE_CONFIG`. :meth:`request` sends one raw request.
@@ -195,26 +202,51 @@ class KafkaBroker:
         *,
         config: Mapping[str, str] | None = None,
         sasl_mechanisms: tuple[str, ...] = (),
+        users: Mapping[str, str] | None = None,
+        tls: bool = False,
         cluster_id: str | None = None,
         node_id: int = 1,
         authorizer: bool = False,
     ) -> None:
         if authorizer:
             sasl_mechanisms = ("OAUTHBEARER",)
-        unknown = set(sasl_mechanisms) - {"OAUTHBEARER"}
+        unknown = set(sasl_mechanisms) - set(SASL_MECHANISMS)
         if unknown:
-            raise ValueError(f"sasl_mechanisms: only OAUTHBEARER is set up, not {sorted(unknown)}")
+            raise ValueError(
+                f"sasl_mechanisms: {sorted(unknown)} unknown; choose from {list(SASL_MECHANISMS)}"
+            )
+        needs_users = [m for m in sasl_mechanisms if m != "OAUTHBEARER"]
+        if needs_users and not users:
+            raise ValueError(
+                f"sasl_mechanisms {needs_users} need users={{'alice': 'alice-secret'}}: "
+                "only OAUTHBEARER (unsecured tokens) is set up without users"
+            )
+        for name, password in (users or {}).items():
+            if not name or any(c in name + password for c in '",=[]\n'):
+                raise ValueError(
+                    f"users: {name!r} or its password holds a character Kafka's "
+                    "JAAS or --add-scram syntax cannot carry"
+                )
         self.version = version
         self.config = {**MOCKKAFKA_LIKE_CONFIG, **(config or {})}
         self.sasl_mechanisms = sasl_mechanisms
+        self.users = dict(users or {})
+        self.tls = tls
         self.cluster_id = cluster_id or _kafka_uuid()
         self.node_id = node_id
         self.authorizer = authorizer
         self.port = 0
         self.sasl_port = 0
+        self.ssl_port = 0
+        self.controller_port = 0
+        #: "id@host:port,..." of every controller (a :class:`KafkaCluster` sets it)
+        self.voters = ""
         self.start_seconds = 0.0
+        #: the CA that signed the SSL listener's certificate (``tls=True``), PEM file
+        self.ca_file: Path | None = None
         self._dir: Path | None = None
         self._proc: subprocess.Popen[bytes] | None = None
+        self._started = 0.0
 
     @property
     def bootstrap_servers(self) -> str:
@@ -223,6 +255,12 @@ class KafkaBroker:
     @property
     def sasl_bootstrap_servers(self) -> str:
         return f"127.0.0.1:{self.sasl_port}"
+
+    @property
+    def ssl_bootstrap_servers(self) -> str:
+        """The SSL listener (``tls=True``): its certificate names 127.0.0.1 and localhost,
+        signed by the CA in :attr:`ca_file`."""
+        return f"127.0.0.1:{self.ssl_port}"
 
     def __enter__(self) -> KafkaBroker:
         return self.start()
@@ -238,7 +276,8 @@ class KafkaBroker:
         props = {
             "process.roles": "broker,controller",
             "node.id": str(self.node_id),
-            "controller.quorum.voters": f"{self.node_id}@127.0.0.1:{controller_port}",
+            "controller.quorum.voters": self.voters
+            or f"{self.node_id}@127.0.0.1:{controller_port}",
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
             "log.dirs": str(data),
@@ -251,6 +290,22 @@ class KafkaBroker:
                 "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
                 'unsecuredLoginStringClaim_sub="broker";'
             )
+            if "PLAIN" in self.sasl_mechanisms:
+                accounts = " ".join(f'user_{u}="{pw}"' for u, pw in self.users.items())
+                props["listener.name.sasl_plaintext.plain.sasl.jaas.config"] = (
+                    f"org.apache.kafka.common.security.plain.PlainLoginModule required {accounts};"
+                )
+            for m in self.sasl_mechanisms:
+                if m.startswith("SCRAM-"):  # the credentials are written by StorageTool
+                    props[f"listener.name.sasl_plaintext.{m.lower()}.sasl.jaas.config"] = (
+                        "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+                    )
+        if self.tls:
+            assert self._dir is not None
+            listeners.append(f"SSL://127.0.0.1:{self.ssl_port}")
+            protocols.append("SSL:SSL")
+            props["listener.name.ssl.ssl.keystore.type"] = "PEM"
+            props["listener.name.ssl.ssl.keystore.location"] = str(self._dir / "keystore.pem")
         if self.authorizer:
             # Plaintext clients are User:ANONYMOUS, not super users: the broker talks to its
             # controller (and to itself) over OAUTHBEARER as User:broker.
@@ -291,19 +346,35 @@ class KafkaBroker:
         return self._start(timeout)
 
     def _start(self, timeout: float) -> KafkaBroker:
-        classpath = broker_classpath(self.version)
-        started = time.monotonic()
-        self._dir = Path(tempfile.mkdtemp(prefix="mockkafka-kafka-"))
+        self._pick_ports()
+        self._launch(timeout)
+        self._wait_ready(self._started + timeout, timeout)
+        return self
+
+    def _pick_ports(self) -> None:
         self.port = _free_port()
         self.sasl_port = _free_port() if self.sasl_mechanisms else 0
-        controller_port = _free_port()
+        self.ssl_port = _free_port() if self.tls else 0
+        self.controller_port = _free_port()
+
+    def _launch(self, timeout: float) -> None:
+        """Write the configuration, format the storage and start the JVM (no waiting)."""
+        classpath = broker_classpath(self.version)
+        self._started = time.monotonic()
+        self._dir = Path(tempfile.mkdtemp(prefix="mockkafka-kafka-"))
+        if self.tls:
+            self._write_keystore(self._dir)
         props = self._dir / "server.properties"
-        props.write_text(self._properties(self._dir / "data", controller_port))
+        props.write_text(self._properties(self._dir / "data", self.controller_port))
         (self._dir / "log4j2.yaml").write_text(_LOG4J2)
         java = ["java", "-Xms128m", "-Xmx768m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
         java += [f"-Dlog4j2.configurationFile={self._dir / 'log4j2.yaml'}", "-cp", classpath]
         fmt = [*java, "kafka.tools.StorageTool", "format", f"--cluster-id={self.cluster_id}"]
         fmt += ["-c", str(props)]
+        for m in self.sasl_mechanisms:
+            if m.startswith("SCRAM-"):
+                for user, password in self.users.items():
+                    fmt += ["--add-scram", f"{m}=[name={user},password={password}]"]
         try:
             proc = subprocess.run(fmt, capture_output=True, text=True, timeout=timeout, check=False)
         except subprocess.TimeoutExpired:
@@ -322,17 +393,39 @@ class KafkaBroker:
             [*java, "kafka.Kafka", str(props)], stdout=log, stderr=subprocess.STDOUT
         )
         log.close()
-        deadline = started + timeout
+
+    def _wait_ready(self, deadline: float, timeout: float) -> None:
+        """Wait until the broker answers Metadata naming itself (or raise, stopping it)."""
+        assert self._proc is not None
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
                 break
             if self._serves_metadata():
-                self.start_seconds = time.monotonic() - started
-                return self
+                self.start_seconds = time.monotonic() - self._started
+                return
             time.sleep(0.1)
         tail = self.log()[-3000:]
         self.stop()
-        raise KafkaUnavailable(f"Kafka {self.version} did not start within {timeout} s:\n{tail}")
+        raise KafkaUnavailable(
+            f"Kafka {self.version} node {self.node_id} did not start within {timeout} s:\n{tail}"
+        )
+
+    def _write_keystore(self, where: Path) -> None:
+        """A throwaway CA (trustme) and a certificate for 127.0.0.1/localhost, written as
+        the PEM keystore Kafka reads (``ssl.keystore.type=PEM``: PKCS#8 key + chain)."""
+        try:
+            import trustme
+        except ImportError as exc:
+            raise KafkaUnavailable(
+                "tls=True needs the trustme package (pip install trustme)"
+            ) from exc
+        from mockkafka.server.tls import _pkcs8_keystore
+
+        ca = trustme.CA(organization_name="mockkafka kafka_broker CA")
+        cert = ca.issue_cert("127.0.0.1", "localhost")
+        (where / "keystore.pem").write_bytes(_pkcs8_keystore(cert))
+        self.ca_file = where / "ca.pem"
+        ca.cert_pem.write_to_path(str(self.ca_file))
 
     def _serves_metadata(self) -> bool:
         try:
@@ -368,6 +461,113 @@ class KafkaBroker:
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
+            self.ca_file = None
+
+
+#: Broker configs of a :class:`KafkaCluster` laid over :data:`MOCKKAFKA_LIKE_CONFIG`: internal
+#: topics replicated to every node, fewer of their partitions (three JVMs start them).
+CLUSTER_CONFIG: dict[str, str] = {
+    "offsets.topic.num.partitions": "10",
+    "transaction.state.log.num.partitions": "10",
+    "min.insync.replicas": "1",
+}
+
+
+class KafkaCluster:
+    """``brokers`` Apache Kafka KRaft nodes, each broker and controller, on 127.0.0.1.
+
+    ``with KafkaCluster(3) as kafka: ... kafka.bootstrap_servers``. Every node is a
+    :class:`KafkaBroker` (``kafka.nodes``, node ids 1..n) formatted with one cluster id and
+    one static controller quorum; all are launched before any is waited for (a quorum
+    needs a majority up), and :meth:`start` returns once every node answers Metadata listing
+    all of them, or raises :class:`KafkaUnavailable` (stopping every node) after
+    ``timeout``. Internal topics are replicated to every node (``CLUSTER_CONFIG``);
+    ``default.replication.factor`` is the node count. Each JVM takes ~300 MB: keep such
+    tests behind a marker.
+    """
+
+    def __init__(
+        self,
+        brokers: int = 3,
+        version: str = DEFAULT_VERSION,
+        *,
+        config: Mapping[str, str] | None = None,
+    ) -> None:
+        if not 1 <= brokers <= 9:
+            raise ValueError(f"brokers: {brokers} is not between 1 and 9")
+        n = str(brokers)
+        replicated = {
+            "offsets.topic.replication.factor": n,
+            "transaction.state.log.replication.factor": n,
+            "share.coordinator.state.topic.replication.factor": n,
+            "default.replication.factor": n,
+        }
+        merged = {**CLUSTER_CONFIG, **replicated, **(config or {})}
+        cluster_id = _kafka_uuid()
+        self.version = version
+        self.nodes = [
+            KafkaBroker(version, config=merged, cluster_id=cluster_id, node_id=i + 1)
+            for i in range(brokers)
+        ]
+        self.start_seconds = 0.0
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(node.bootstrap_servers for node in self.nodes)
+
+    def node(self, node_id: int) -> KafkaBroker:
+        """The node with ``node_id`` (1..n)."""
+        return self.nodes[node_id - 1]
+
+    def __enter__(self) -> KafkaCluster:
+        return self.start()
+
+    def __exit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def start(self, *, timeout: float = 2 * START_TIMEOUT_S) -> KafkaCluster:
+        """Launch every node, then wait until each serves Metadata naming all of them."""
+        started = time.monotonic()
+        deadline = started + timeout
+        try:
+            for node in self.nodes:
+                node._pick_ports()
+            voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in self.nodes)
+            for node in self.nodes:
+                node.voters = voters
+                node._launch(timeout)
+            for node in self.nodes:
+                node._wait_ready(deadline, timeout)
+            while time.monotonic() < deadline:
+                if all(len(self._brokers_seen(n)) == len(self.nodes) for n in self.nodes):
+                    self.start_seconds = time.monotonic() - started
+                    return self
+                time.sleep(0.2)
+        except BaseException:
+            self.stop()
+            raise
+        logs = "\n".join(f"node {n.node_id}: {n.log()[-1500:]}" for n in self.nodes)
+        self.stop()
+        raise KafkaUnavailable(
+            f"{len(self.nodes)} Kafka nodes did not all see each other within {timeout} s:\n{logs}"
+        )
+
+    @staticmethod
+    def _brokers_seen(node: KafkaBroker) -> list[Any]:
+        try:
+            brokers: list[Any] = node.request("Metadata", 12, {"topics": []}, timeout=2.0)[
+                "brokers"
+            ]
+            return brokers
+        except OSError:
+            return []
+
+    def stop(self) -> None:
+        """Kill every node and remove its directory (idempotent)."""
+        for node in self.nodes:
+            node.stop()
 
 
 def request_to(

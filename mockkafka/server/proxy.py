@@ -23,10 +23,17 @@ connection to broker N upstream; two tasks then relay frames, one per direction:
   APIs are written into the answer, throttles set ``throttle_time_ms``, and a delay or a
   dropped connection after processing happen before the answer is sent.
 
+Security: the proxy reaches the upstream over TCP or TLS (``server/upstream.py``) and can
+offer its own TLS listeners to clients (``server/tls.py``, a throwaway CA as a Cluster's).
+SASL is not terminated: a client's SaslHandshake and SaslAuthenticate go upstream like any
+request and Kafka checks them, so the requests after the login are decoded, logged and
+faulted as before. The proxy logs in itself (``upstream_sasl_*``) only for its own Metadata
+discovery. SaslHandshake v0 (the unframed exchange of clients older than Kafka 1.0) is not
+supported.
+
 Nothing here keeps Kafka's state: topics, offsets and groups live upstream. Requests the
-codec cannot decode are relayed untouched. Not yet: TLS and SASL towards either side (the
-SASL exchange of SaslHandshake v0 is unframed), the data-editing actions (partial trailing
-batch, corrupt batch), and cluster verbs.
+codec cannot decode are relayed untouched. Not yet: the data-editing actions (partial
+trailing batch, corrupt batch).
 """
 
 from __future__ import annotations
@@ -41,8 +48,9 @@ from typing import Any
 
 import trio
 
-from mockkafka.errors import MockKafkaError
+from mockkafka.errors import ConfigError, MockKafkaError
 from mockkafka.faults.engine import FaultEngine, Rule
+from mockkafka.faults.error_facts import APPLIED_FIRST
 from mockkafka.faults.inspect import partition_entries, request_info, split_request
 from mockkafka.faults.model import (
     CustomHandler,
@@ -56,8 +64,14 @@ from mockkafka.handlers._errors import build_error_response
 from mockkafka.protocol.apis import API_BY_KEY, Api, response_header_version
 from mockkafka.protocol.codec import codec
 from mockkafka.protocol.framing import ClientConnection, parse_request_header
-from mockkafka.server.faults import STATE_CHANGING  # partitions a rule claims stay back
+from mockkafka.server.faults import (  # partitions a rule claims stay back
+    STATE_CHANGING,
+    _edit_applied,
+)
+from mockkafka.server.tls import TlsMaterial
 from mockkafka.server.traffic import Exchange, TrafficLog
+from mockkafka.server.upstream import UpstreamAuthFailed, UpstreamSecurity, login
+from mockkafka.server.upstream import request as upstream_request
 from mockkafka.server.waits import StateSignal
 
 MAX_FRAME = 128 * 1024 * 1024
@@ -81,6 +95,9 @@ class _InFlight:
     local: bytes | None = None  # the proxy's own answer (the request never went upstream)
     partition_errors: list[tuple[Rule, Error]] = field(default_factory=list)
     merge_with: dict[str, Any] | None = None  # the request whose claimed partitions to merge
+    # errors Kafka answers after applying the request: the request goes upstream whole
+    applied_errors: list[tuple[Rule, Error]] = field(default_factory=list)
+    info: Any = None
     actions: list[Any] = field(default_factory=list)
 
 
@@ -119,12 +136,18 @@ class ProxyServer:
         *,
         host: str = "127.0.0.1",
         traffic: TrafficLog | None = None,
+        security: UpstreamSecurity | None = None,
+        tls: TlsMaterial | None = None,
     ) -> None:
         if not upstream:
             raise ValueError("upstream: give at least one HOST:PORT of the Kafka cluster")
         self.upstream = list(upstream)
         self.host = host
         self.traffic = traffic if traffic is not None else TrafficLog()
+        #: how to reach the upstream (TLS, the proxy's own SASL login)
+        self.security = security if security is not None else UpstreamSecurity()
+        #: the proxy's own TLS towards clients (None: plaintext listeners)
+        self.tls = tls
         self.signal = StateSignal()
         self.traffic.signal = self.signal
         self._t0 = time.monotonic()
@@ -137,6 +160,9 @@ class ProxyServer:
         self._conn_ids = itertools.count(1)
         self._nursery: trio.Nursery | None = None
         self._listening: dict[int, trio.Event] = {}
+        #: brokers whose listener refuses clients (``stop_broker``), and open connections
+        self.stopped: set[int] = set()
+        self._open: dict[int, set[trio.CancelScope]] = {}
 
     def now_ms(self) -> int:
         return int((time.monotonic() - self._t0) * 1000)
@@ -161,25 +187,23 @@ class ProxyServer:
         for host, port in self.upstream:
             try:
                 with trio.fail_after(CONNECT_TIMEOUT_S):
-                    stream = await trio.open_tcp_stream(host, port)
+                    stream = await self.security.connect(host, port)
                     async with stream:
                         return await self._metadata(stream)
-            except (OSError, trio.TooSlowError, MockKafkaError) as exc:
-                problems.append(f"{host}:{port}: {exc or type(exc).__name__}")
+            except UpstreamAuthFailed:
+                raise
+            except (OSError, trio.TooSlowError, trio.BrokenResourceError, MockKafkaError) as exc:
+                why = str(exc) or str(exc.__cause__ or "") or type(exc).__name__  # TLS: the cause
+                problems.append(f"{host}:{port}: {why}")
         raise UpstreamUnavailable(
             "no upstream broker answered Metadata (" + "; ".join(problems) + ")"
         )
 
-    async def _metadata(self, stream: trio.SocketStream) -> dict[int, tuple[str, int]]:
+    async def _metadata(self, stream: trio.abc.Stream) -> dict[int, tuple[str, int]]:
         conn = ClientConnection(client_id="mockkafka-proxy")
-        await stream.send_all(conn.send_request("Metadata", 9, {"topics": None}))
-        reader = _FrameReader(stream)
-        payload = await reader.read()
-        if payload is None:
-            raise MockKafkaError("the connection closed before Metadata was answered")
-        conn.receive_data(_frame(payload))
-        resp = conn.next_event()
-        body: dict[str, Any] = getattr(resp, "body", None) or {}
+        if self.security.sasl is not None:
+            await login(stream, conn, self.security.sasl)
+        body = await upstream_request(stream, conn, "Metadata", 9, {"topics": None})
         return {b["node_id"]: (b["host"], b["port"]) for b in body.get("brokers") or []}
 
     async def _ensure_listener(self, node_id: int, addr: tuple[str, int]) -> int:
@@ -199,6 +223,8 @@ class ProxyServer:
         self._listening[node_id].set()
 
         async def handle(stream: Any) -> None:
+            if self.tls is not None:
+                stream = self.tls.wrap(stream)
             await self._connection(stream, node_id)
 
         async def serve() -> None:
@@ -209,12 +235,45 @@ class ProxyServer:
 
     # -- one client connection ------------------------------------------------------------------
 
+    def stop_broker(self, node_id: int) -> None:
+        """Emulate a stopped broker at the proxy (Kafka's broker keeps running): its
+        listener closes every client connection at once and the open ones are dropped."""
+        self._check_node(node_id)
+        self.stopped.add(node_id)
+        for scope in self._open.get(node_id, set()):
+            scope.cancel()
+        self.signal.notify()
+
+    def start_broker(self, node_id: int) -> None:
+        """Undo :meth:`stop_broker`: the listener relays again."""
+        self._check_node(node_id)
+        self.stopped.discard(node_id)
+        self.signal.notify()
+
+    def _check_node(self, node_id: int) -> None:
+        if node_id not in self.ports:
+            known = ", ".join(map(str, sorted(self.ports))) or "none yet"
+            raise ConfigError(f"broker {node_id}: the upstream has no such node (known: {known})")
+
     async def _connection(self, client: trio.abc.Stream, node_id: int) -> None:
+        if node_id in self.stopped:
+            await trio.aclose_forcefully(client)
+            return
+        with trio.CancelScope() as scope:
+            self._open.setdefault(node_id, set()).add(scope)
+            try:
+                await self._relay(client, node_id)
+            finally:
+                self._open[node_id].discard(scope)
+        if scope.cancelled_caught:
+            await trio.aclose_forcefully(client)
+
+    async def _relay(self, client: trio.abc.Stream, node_id: int) -> None:
         conn_id = next(self._conn_ids)
         try:
             with trio.fail_after(CONNECT_TIMEOUT_S):
-                upstream = await trio.open_tcp_stream(*self.brokers[node_id])
-        except (OSError, trio.TooSlowError):
+                upstream = await self.security.connect(*self.brokers[node_id])
+        except (OSError, trio.TooSlowError, trio.BrokenResourceError):
             await client.aclose()
             return
         send, receive = trio.open_memory_channel[_InFlight](1000)
@@ -305,7 +364,7 @@ class ProxyServer:
         fired, _deferred = self.faults.select(info) if self.faults else ([], [])
         ex.faults.extend(r.name for r in fired)
         actions = [(r, a) for r in fired for a in r.actions]
-        item = _InFlight(ex, api, v, hdr.correlation_id, actions=[a for _, a in actions])
+        item = _InFlight(ex, api, v, hdr.correlation_id, actions=[a for _, a in actions], info=info)
         for _r, a in actions:
             if isinstance(a, Delay) and a.before_processing:
                 await trio.sleep(a.ms / 1000)
@@ -319,7 +378,9 @@ class ProxyServer:
                 self.traffic.completed(ex)
                 return STALL
         for r, a in actions:
-            if isinstance(a, Error):
+            if isinstance(a, Error) and (api.name, a.code) in APPLIED_FIRST:
+                item.applied_errors.append((r, a))  # Kafka stores the batch, then says this
+            elif isinstance(a, Error):
                 level = a.level
                 if level == "auto":
                     targeted = info.partitions or info.topics or info.all_topics
@@ -436,6 +497,9 @@ class ProxyServer:
                     if "records" in entry:
                         entry["records"] = b""
                     changed = True
+        if item.applied_errors:
+            _edit_applied(item.info, body, item.applied_errors, self.topic_names.get)
+            changed = True
         for a in item.actions:
             if isinstance(a, Throttle) and "throttle_time_ms" in body:
                 body["throttle_time_ms"] = a.ms
