@@ -10,9 +10,10 @@
 
 The proxy opens one listener per upstream broker and rewrites every broker address Kafka
 hands out to the proxy's own, so the client never talks to Kafka directly (see
-``server/proxy.py``). ``faults`` and ``traffic`` are the same objects as a ``Cluster``'s; what
-needs the fake's own state (cluster verbs, scenarios, record-editing faults) is not
-available here.
+``server/proxy.py``). ``faults`` and ``traffic`` are the same objects as a ``Cluster``'s.
+Cluster verbs keep ``Cluster``'s names: those Kafka's Admin API can do are done upstream,
+connection-level ones are emulated here, the rest raise NotOnProxy (see
+``_api/proxy_verbs.py``, whose table also tells which scenario steps a proxy can run).
 """
 
 from __future__ import annotations
@@ -20,14 +21,20 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
+from mockkafka._api.proxy_verbs import ProxyVerbs
 from mockkafka.errors import ConfigError
 from mockkafka.faults.engine import Faults, Rule
+from mockkafka.protocol import records as rec
 from mockkafka.server.proxy import ProxyServer
 from mockkafka.server.runner import ThreadedRunner
 from mockkafka.server.traffic import TrafficLog
-from mockkafka.server.waits import Waits
+from mockkafka.server.upstream import UpstreamClient
+from mockkafka.server.waits import Waits, _timeout, check_timeout
+from mockkafka.views import GroupView
+
+T = TypeVar("T")
 
 
 def parse_upstream(upstream: str | Sequence[str]) -> list[tuple[str, int]]:
@@ -44,13 +51,59 @@ def parse_upstream(upstream: str | Sequence[str]) -> list[tuple[str, int]]:
     return out
 
 
-class _ProxyBase:
-    """What the sync and the trio proxy share: listeners, faults, traffic, rule checks."""
+class _ProxyBase(ProxyVerbs):
+    """What the sync and the trio proxy share: listeners, faults, traffic, rule checks,
+    the cluster verbs (``ProxyVerbs``)."""
 
     _server: ProxyServer
     _faults: Faults
+    _admin: UpstreamClient
     upstream: list[tuple[str, int]]
     strict_faults: bool
+
+    @property
+    def _proxy_server(self) -> ProxyServer:
+        return self._server
+
+    @property
+    def _rules(self) -> Faults:
+        return self._faults
+
+    def call(self, fn: Callable[[Any], T]) -> T:
+        """``fn(state)`` in the calling thread, with ``state`` a live read-only view of the
+        upstream cluster (what a scenario's conditions and expectations read; see
+        ``_api/proxy_state.py``)."""
+        from mockkafka._api.proxy_state import UpstreamState
+
+        return fn(UpstreamState(self))
+
+    def _broker_probe(self, broker: int, up: bool) -> tuple[Callable[[], tuple[bool, Any]], str]:
+        n = self._broker_id(broker)
+        server = self._server
+
+        def probe() -> tuple[bool, Any]:
+            running = n not in server.stopped
+            return running == up, f"broker {n} {'up' if running else 'down'} at the proxy"
+
+        return probe, f"wait_for_broker({broker}, up={up})"
+
+    async def _poll_async(
+        self, probe: Callable[[], tuple[bool, T]], timeout: float, what: str
+    ) -> T:
+        """The awaitable form of ``_poll``: the probe runs in a worker thread."""
+        import time
+
+        import trio
+
+        check_timeout(timeout)
+        deadline = time.monotonic() + timeout
+        while True:
+            ok, value = await trio.to_thread.run_sync(probe)
+            if ok:
+                return value
+            if time.monotonic() >= deadline:
+                raise _timeout(what, timeout, repr(value))
+            await trio.sleep(0.05)
 
     @property
     def bootstrap_servers(self) -> str:
@@ -99,6 +152,7 @@ class Proxy(_ProxyBase):
         self._server = ProxyServer(
             self.upstream, host=host, traffic=TrafficLog(enabled=record_traffic)
         )
+        self._admin = UpstreamClient(self.upstream)
         self._runner = ThreadedRunner(cast(Any, self._server))
         waits = Waits(self._server.signal, self._runner.call, self._runner.on_loop_thread)
         self._server.traffic.waits = waits
@@ -122,6 +176,7 @@ class Proxy(_ProxyBase):
     def stop(self) -> None:
         """Close every listener and connection (idempotent)."""
         self._runner.stop()
+        self._admin.close()
 
     def __enter__(self) -> Proxy:
         return self.start()
@@ -140,6 +195,44 @@ class Proxy(_ProxyBase):
         up = ",".join(f"{h}:{p}" for h, p in self.upstream)
         state = f"at {self.bootstrap_servers}" if self._runner.running else "not started"
         return f"<Proxy upstream {up} {state}>"
+
+    def _on_loop(self, fn: Callable[[], T]) -> T:
+        return self._runner.call(fn)
+
+    # -- waits: poll the upstream every 50 ms --------------------------------------------------
+
+    def wait_for_group(
+        self,
+        group: str,
+        *,
+        state: str | None = "Stable",
+        members: int | None = None,
+        where: Callable[[GroupView], bool] | None = None,
+        timeout: float = 10.0,
+    ) -> GroupView:
+        """Block until classic group ``group`` is in ``state`` upstream (DescribeGroups) with
+        ``members`` members and ``where(view)`` holds; returns the view."""
+        probe, what = self._group_probe(group, state, members, where)
+        return cast(GroupView, self._poll(probe, timeout, what))
+
+    def wait_for_records(
+        self, topic: str, *, partition: int | None = None, count: int, timeout: float = 10.0
+    ) -> list[rec.Record]:
+        """Block until ``topic`` (or one ``partition``) holds ``count`` records upstream."""
+        probe, what = self._records_probe(topic, partition, count)
+        return cast("list[rec.Record]", self._poll(probe, timeout, what))
+
+    def wait_for_committed(
+        self, group: str, topic: str, partition: int, *, offset: int, timeout: float = 10.0
+    ) -> int:
+        """Block until ``group`` committed at least ``offset`` on ``topic``-``partition``."""
+        probe, what = self._committed_probe(group, topic, partition, offset)
+        return int(self._poll(probe, timeout, what))
+
+    def wait_for_broker(self, broker: int, *, up: bool = True, timeout: float = 10.0) -> None:
+        """Block until clients can reach ``broker`` through the proxy (``up=False``: not)."""
+        probe, what = self._broker_probe(broker, up)
+        self._poll(probe, timeout, what)
 
 
 class AsyncProxy(_ProxyBase):
@@ -161,6 +254,8 @@ class AsyncProxy(_ProxyBase):
             return call_on_loop(token, fn)
 
         self._server = server
+        self._admin = UpstreamClient(upstream)
+        self._run_on_loop = run_on_loop
         self.upstream = upstream
         self.strict_faults = strict
         waits = Waits(server.signal, run_on_loop, lambda: threading.current_thread() is loop_thread)
@@ -170,6 +265,43 @@ class AsyncProxy(_ProxyBase):
     def __repr__(self) -> str:
         up = ",".join(f"{h}:{p}" for h, p in self.upstream)
         return f"<AsyncProxy upstream {up} at {self.bootstrap_servers}>"
+
+    def _on_loop(self, fn: Callable[[], T]) -> T:
+        return cast(T, self._run_on_loop(fn))
+
+    # -- waits: awaitable, polling the upstream every 50 ms from a worker thread ---------------
+
+    async def wait_for_group(
+        self,
+        group: str,
+        *,
+        state: str | None = "Stable",
+        members: int | None = None,
+        where: Callable[[GroupView], bool] | None = None,
+        timeout: float = 10.0,
+    ) -> GroupView:
+        """The trio form of :meth:`Proxy.wait_for_group`."""
+        probe, what = self._group_probe(group, state, members, where)
+        return cast(GroupView, await self._poll_async(probe, timeout, what))
+
+    async def wait_for_records(
+        self, topic: str, *, partition: int | None = None, count: int, timeout: float = 10.0
+    ) -> list[rec.Record]:
+        """The trio form of :meth:`Proxy.wait_for_records`."""
+        probe, what = self._records_probe(topic, partition, count)
+        return cast("list[rec.Record]", await self._poll_async(probe, timeout, what))
+
+    async def wait_for_committed(
+        self, group: str, topic: str, partition: int, *, offset: int, timeout: float = 10.0
+    ) -> int:
+        """The trio form of :meth:`Proxy.wait_for_committed`."""
+        probe, what = self._committed_probe(group, topic, partition, offset)
+        return int(await self._poll_async(probe, timeout, what))
+
+    async def wait_for_broker(self, broker: int, *, up: bool = True, timeout: float = 10.0) -> None:
+        """The trio form of :meth:`Proxy.wait_for_broker`."""
+        probe, what = self._broker_probe(broker, up)
+        await self._poll_async(probe, timeout, what)
 
 
 @asynccontextmanager
@@ -194,6 +326,7 @@ async def open_proxy(
             yield proxy
         finally:
             nursery.cancel_scope.cancel()
+            proxy._admin.close()
     proxy.check_rules()
 
 

@@ -137,6 +137,13 @@ class ProxyServer:
         self._conn_ids = itertools.count(1)
         self._nursery: trio.Nursery | None = None
         self._listening: dict[int, trio.Event] = {}
+        # Emulated at the proxy (the cluster verbs of mockkafka.Proxy): brokers "stopped",
+        # client ids cut off by a network partition, API versions capped in ApiVersions.
+        self.stopped: set[int] = set()
+        self.isolated: set[str] = set()
+        self.api_caps: dict[int, int] = {}
+        #: connection id -> (node id, client id once seen, the scope that closes it)
+        self._conns: dict[int, tuple[int, str | None, trio.CancelScope]] = {}
 
     def now_ms(self) -> int:
         return int((time.monotonic() - self._t0) * 1000)
@@ -211,6 +218,9 @@ class ProxyServer:
 
     async def _connection(self, client: trio.abc.Stream, node_id: int) -> None:
         conn_id = next(self._conn_ids)
+        if node_id in self.stopped:  # a stopped broker refuses connections
+            await client.aclose()
+            return
         try:
             with trio.fail_after(CONNECT_TIMEOUT_S):
                 upstream = await trio.open_tcp_stream(*self.brokers[node_id])
@@ -219,6 +229,7 @@ class ProxyServer:
             return
         send, receive = trio.open_memory_channel[_InFlight](1000)
         async with client, upstream, trio.open_nursery() as nursery:
+            self._conns[conn_id] = (node_id, None, nursery.cancel_scope)
 
             async def close_both() -> None:
                 nursery.cancel_scope.cancel()
@@ -227,6 +238,7 @@ class ProxyServer:
                 self._to_upstream, client, upstream, send, node_id, conn_id, close_both
             )
             nursery.start_soon(self._to_client, client, upstream, receive, close_both)
+        self._conns.pop(conn_id, None)
 
     async def _to_upstream(
         self,
@@ -268,6 +280,8 @@ class ProxyServer:
             hdr, pos = parse_request_header(payload)
         except Exception:
             return payload
+        if self._isolated(conn_id, hdr.client_id):
+            return None
         api = API_BY_KEY.get(hdr.api_key)
         body: dict[str, Any] | None = None
         if api is not None:
@@ -424,6 +438,8 @@ class ProxyServer:
             return payload, None
         changed = await self._rewrite_addresses(body)
         self._learn_topics(body)
+        if api.name == "ApiVersions" and self.api_caps:
+            changed = self._cap_versions(body) or changed
         if item.merge_with is not None:
             merged = build_error_response(api, item.version, item.merge_with, 0)
             self._merge(item, merged, body)
@@ -443,6 +459,57 @@ class ProxyServer:
         if changed:
             payload = payload[:pos] + c.encode(body)
         return payload, body
+
+    # -- emulated cluster verbs (run on the proxy's loop) -------------------------------------
+
+    def stop_broker(self, node_id: int) -> None:
+        """Refuse new connections to ``node_id``'s listener and close its open ones."""
+        self.stopped.add(node_id)
+        for conn_node, _client, scope in list(self._conns.values()):
+            if conn_node == node_id:
+                scope.cancel()
+        self.signal.notify()
+
+    def start_broker(self, node_id: int) -> None:
+        """Accept connections to ``node_id``'s listener again."""
+        self.stopped.discard(node_id)
+        self.signal.notify()
+
+    def isolate(self, client_id: str) -> None:
+        """Cut ``client_id`` off: close its connections, drop each new one at its first request."""
+        self.isolated.add(client_id)
+        for _node, seen, scope in list(self._conns.values()):
+            if seen == client_id:
+                scope.cancel()
+
+    def heal(self, client_id: str | None = None) -> None:
+        """End the partition of ``client_id`` (None: of every client)."""
+        if client_id is None:
+            self.isolated.clear()
+        else:
+            self.isolated.discard(client_id)
+
+    def _isolated(self, conn_id: int, client_id: str | None) -> bool:
+        known = self._conns.get(conn_id)
+        if known is not None and known[1] is None and client_id is not None:
+            self._conns[conn_id] = (known[0], client_id, known[2])
+        return client_id is not None and client_id in self.isolated
+
+    def _cap_versions(self, body: dict[str, Any]) -> bool:
+        """Clamp the advertised versions to :attr:`api_caps` (an API capped below its
+        minimum is left out), as an older Kafka would advertise."""
+        keys = body.get("api_keys")
+        if not isinstance(keys, list):
+            return False
+        kept = []
+        for k in keys:
+            cap = self.api_caps.get(k.get("api_key"))
+            if cap is None:
+                kept.append(k)
+            elif cap >= k["min_version"]:
+                kept.append({**k, "max_version": min(cap, k["max_version"])})
+        body["api_keys"] = kept
+        return True
 
     def _merge(self, item: _InFlight, merged: dict[str, Any], real: dict[str, Any] | None) -> None:
         """Claimed partitions get their rule's error, the others Kafka's answer."""
