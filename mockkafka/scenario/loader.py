@@ -239,10 +239,22 @@ def load_text(
 
         for spec in scenario.seed:
             check_templates(spec, scenario.random_seed)
-        return scenario
+        return _with_lines(scenario, marks)
     except ScenarioError as exc:
         line, col = _locate(marks, exc.path, at_value=True)
         raise exc.located(file, line, col) from None
+
+
+def _with_lines(scenario: Scenario, marks: Marks) -> Scenario:
+    """The scenario with each step's line (for messages naming a step, e.g. one a proxy
+    cannot run)."""
+    import dataclasses
+
+    steps = tuple(
+        dataclasses.replace(s, line=marks.get(("steps", i), (None, None))[0])
+        for i, s in enumerate(scenario.steps)
+    )
+    return dataclasses.replace(scenario, steps=steps)
 
 
 def library_dirs() -> list[FsPath]:

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     import os
 
     from mockkafka._api.cluster import AsyncCluster, Cluster
+    from mockkafka._api.proxy import Proxy
     from mockkafka.scenario.runner import ScenarioThread
 
 Path = tuple[str | int, ...]
@@ -167,7 +168,7 @@ def _nondefault_repr(obj: Any) -> str:
     parts = []
     for f in fields(obj):
         v = getattr(obj, f.name)
-        if v != f.default:
+        if f.repr and v != f.default:
             parts.append(f"{f.name}={v!r}")
     return f"{type(obj).__name__}({', '.join(parts)})"
 
@@ -695,6 +696,8 @@ class Step(_Data):
     start: StartCondition | None = None
     name: str | None = None
     timeout_ms: int = DEFAULT_STEP_TIMEOUT_MS
+    #: The step's line in its file (set by the loader; for messages only).
+    line: int | None = field(default=None, compare=False, repr=False)
 
     @property
     def label(self) -> str:
@@ -921,15 +924,24 @@ class Scenario(_Data):
 
         return load_text(text, file=file, skip_expect=skip_expect, **parameters)
 
-    def start(self, cluster: Cluster) -> ScenarioThread:
+    def check_runs_on(self, target: Any) -> None:
+        """Raise ScenarioError naming every step and check ``target`` cannot run, with its
+        file and line and what to use instead (a :class:`~mockkafka.Proxy` cannot run the
+        steps that need the in-process fake); nothing when it can run them all.
+        ``start`` and ``run`` call it before anything starts."""
+        from mockkafka.scenario.on_proxy import check_runs_on
+
+        check_runs_on(self, target)
+
+    def start(self, cluster: Cluster | Proxy) -> ScenarioThread:
         """Set up topics and seed data, then play the steps in the background on a running
-        :class:`~mockkafka.Cluster`; returns a handle with ``wait()``, ``stop()`` and
+        :class:`~mockkafka.Cluster` (or :class:`~mockkafka.Proxy`); returns a handle with ``wait()``, ``stop()`` and
         ``check()`` (AssertionError listing every failed expectation)."""
         from mockkafka.scenario.runner import start
 
         return start(self, cluster)
 
-    def run(self, cluster: Cluster, *, timeout: float | None = None) -> None:
+    def run(self, cluster: Cluster | Proxy, *, timeout: float | None = None) -> None:
         """Set up, play every step (each waits at most its ``timeout``), check ``expect:``;
         raises AssertionError listing every failed expectation."""
         from mockkafka.scenario.runner import run

@@ -50,6 +50,7 @@ from mockkafka.faults.model import (
     DropConnection,
     Error,
     NeverRespond,
+    Observe,
     Throttle,
 )
 from mockkafka.handlers._errors import build_error_response
@@ -59,6 +60,12 @@ from mockkafka.protocol.framing import ClientConnection, parse_request_header
 from mockkafka.server.faults import STATE_CHANGING  # partitions a rule claims stay back
 from mockkafka.server.traffic import Exchange, TrafficLog
 from mockkafka.server.waits import StateSignal
+
+#: The fault actions the proxy applies to relayed traffic (the scenario loader names a
+#: fault step with any other as one a proxy cannot run).
+PROXY_ACTIONS = frozenset(
+    {Error, Delay, Throttle, DropConnection, NeverRespond, CustomHandler, Observe}
+)
 
 MAX_FRAME = 128 * 1024 * 1024
 #: What ``_request`` returns for a request a rule never answers.
