@@ -297,6 +297,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     px.add_argument("--upstream", required=True, metavar="HOST:PORT[,...]")
     px.add_argument("--host", default="127.0.0.1", help="where the listeners bind")
+    px.add_argument("--control-port", type=int, default=0, help="port of the control endpoint")
+    px.add_argument("--control-host", default="127.0.0.1", help="address of the control endpoint")
+    px.add_argument("--control-token", help="every control request must carry this bearer token")
+    px.add_argument(
+        "--scenario", metavar="NAME|FILE", help="play this scenario against the upstream"
+    )
     a = sub.add_parser("apis", help="list the API keys and versions the broker serves")
     a.add_argument("--kafka-version", metavar="RELEASE", help="as that Kafka release would")
     ls = sub.add_parser("scenarios", help="list the library scenarios with one-line descriptions")
@@ -662,15 +668,29 @@ def load_scenario(args: argparse.Namespace) -> Scenario | None:
     return scenario
 
 
-def run_proxy(upstream: str, host: str) -> int:
-    """``mockkafka proxy``: exit 2 with a one-line message when the upstream is unusable."""
+def run_proxy(args: argparse.Namespace) -> int:
+    """``mockkafka proxy``: exit 2 with a one-line message when the upstream is unusable or
+    the scenario is one a proxy cannot run."""
+    import functools
+
     import trio
 
     from mockkafka._api.proxy import serve_proxy
     from mockkafka.errors import MockKafkaError, leaf_exception
+    from mockkafka.scenario.model import Scenario
 
     try:
-        return trio.run(serve_proxy, upstream, host)
+        scenario = Scenario.load(args.scenario) if args.scenario else None
+        run = functools.partial(
+            serve_proxy,
+            args.upstream,
+            args.host,
+            control_host=args.control_host,
+            control_port=args.control_port,
+            control_token=args.control_token,
+            scenario=scenario,
+        )
+        return trio.run(run)
     except BaseException as group:
         leaf = leaf_exception(group)
         if isinstance(leaf, MockKafkaError):
@@ -692,7 +712,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _quiet_broken_pipe(lambda: show_scenario(args.show))
         return _quiet_broken_pipe(list_scenarios)
     if args.command == "proxy":
-        return run_proxy(args.upstream, args.host)
+        return run_proxy(args)
     if args.command == "scenario":
         return check_scenario(args.file)
     try:

@@ -330,20 +330,59 @@ async def open_proxy(
     proxy.check_rules()
 
 
-async def serve_proxy(upstream: str, host: str = "127.0.0.1") -> int:
-    """``mockkafka proxy``: relay until cancelled (SIGINT), printing ``bootstrap.servers=``."""
+async def serve_proxy(
+    upstream: str,
+    host: str = "127.0.0.1",
+    *,
+    control_host: str = "127.0.0.1",
+    control_port: int = 0,
+    control_token: str | None = None,
+    scenario: Any = None,
+    out: Any = None,
+) -> int:
+    """``mockkafka proxy``: relay until SIGINT/SIGTERM or ``POST /stop``, printing
+    ``bootstrap.servers=`` and ``control=`` as ``mockkafka serve`` does; the control
+    endpoint (``server/control.py``) drives the proxy's faults, steps, waits and scenarios.
+    ``scenario`` (a :class:`~mockkafka.Scenario`) is started first; how it ended goes to
+    stderr on exit."""
     import signal
     import sys
 
     import trio
 
-    server = ProxyServer(parse_upstream(upstream), host=host)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(server.run)
-        print(f"bootstrap.servers={server.bootstrap_servers}", flush=True)
+    from mockkafka.cli import _print_ready
+    from mockkafka.server.control import ControlServer
+
+    stream = out if out is not None else sys.stdout
+    async with open_proxy(upstream, host=host) as proxy, trio.open_nursery() as nursery:
+        control = ControlServer(proxy, nursery, host=control_host, token=control_token)
+        port = await nursery.start(control.serve, control_port)
+        if scenario is not None:
+            await control.start_scenario(scenario)
+        _print_ready(
+            proxy.bootstrap_servers,
+            port,
+            stream,
+            host=control_host,
+            token=control.token if control.generated_token else None,
+        )
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for _ in signals:
-                break
+
+            async def on_signal() -> None:
+                async for _sig in signals:
+                    control.stopped.set()
+                    return
+
+            nursery.start_soon(on_signal)
+            await control.stopped.wait()
         nursery.cancel_scope.cancel()
+    run = control.scenario_run
+    if run is not None:
+        failures = await trio.to_thread.run_sync(run.failures)
+        print(
+            run.report(failures) if failures else f"scenario {run.scenario.name!r}: ok",
+            file=sys.stderr,
+            flush=True,
+        )
     print("mockkafka proxy: stopped", file=sys.stderr)
     return 0
