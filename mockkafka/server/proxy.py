@@ -26,7 +26,8 @@ connection to broker N upstream; two tasks then relay frames, one per direction:
 Nothing here keeps Kafka's state: topics, offsets and groups live upstream. Requests the
 codec cannot decode are relayed untouched. Not yet: TLS and SASL towards either side (the
 SASL exchange of SaslHandshake v0 is unframed), the data-editing actions (partial trailing
-batch, corrupt batch), and cluster verbs.
+batch, corrupt batch). The cluster verbs of ``mockkafka.Proxy`` use this server's
+emulation hooks (:meth:`ProxyServer.stop_broker`, :meth:`isolate`, ``api_caps``).
 """
 
 from __future__ import annotations
