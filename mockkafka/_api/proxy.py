@@ -32,7 +32,7 @@ from mockkafka.server.runner import ThreadedRunner
 from mockkafka.server.traffic import TrafficLog
 from mockkafka.server.upstream import UpstreamClient
 from mockkafka.server.waits import Waits, _timeout, check_timeout
-from mockkafka.views import GroupView
+from mockkafka.views import GroupView, TransactionView
 
 T = TypeVar("T")
 
@@ -228,6 +228,19 @@ class Proxy(_ProxyBase):
         """Block until ``group`` committed at least ``offset`` on ``topic``-``partition``."""
         probe, what = self._committed_probe(group, topic, partition, offset)
         return int(self._poll(probe, timeout, what))
+
+    def wait_for_transaction(
+        self,
+        transactional_id: str,
+        *,
+        state: str | None = None,
+        where: Callable[[TransactionView], bool] | None = None,
+        timeout: float = 10.0,
+    ) -> TransactionView:
+        """Block until ``transactional_id`` is in ``state`` upstream (DescribeTransactions)
+        and ``where(view)`` holds; returns the view."""
+        probe, what = self._transaction_probe(transactional_id, state, where)
+        return cast(TransactionView, self._poll(probe, timeout, what))
 
     def wait_for_broker(self, broker: int, *, up: bool = True, timeout: float = 10.0) -> None:
         """Block until clients can reach ``broker`` through the proxy (``up=False``: not)."""

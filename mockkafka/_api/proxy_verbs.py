@@ -31,7 +31,7 @@ from mockkafka.protocol import records as rec
 from mockkafka.protocol.apis import api as lookup_api
 from mockkafka.server.upstream import UpstreamClient, check
 from mockkafka.server.waits import _timeout, check_timeout
-from mockkafka.views import GroupView, MemberView, PartitionView, TopicView
+from mockkafka.views import GroupView, MemberView, PartitionView, TopicView, TransactionView
 
 T = TypeVar("T")
 
@@ -76,8 +76,8 @@ PROXY_VERBS: dict[str, str] = {
     "share_groups": f"share_groups {_FAKE}",
     "expire_acquisition_locks": f"expire_acquisition_locks {_FAKE}",
     # transactions
-    "transaction": f"transaction {_FAKE} (not yet read through DescribeTransactions)",
-    "transactions": f"transactions {_FAKE} (not yet read through ListTransactions)",
+    "transaction": ADMIN,
+    "transactions": ADMIN,
     "abort_transaction": f"abort_transaction {_FAKE}",
     "expire_transaction": f"expire_transaction {_FAKE}: against real Kafka set the "
     "producer's transaction.timeout.ms",
@@ -104,7 +104,7 @@ PROXY_VERBS: dict[str, str] = {
     "wait_for_records": ADMIN,
     "wait_for_committed": ADMIN,
     "wait_for_broker": PROXY,
-    "wait_for_transaction": f"wait_for_transaction {_FAKE}",
+    "wait_for_transaction": ADMIN,
     "wait_for_share_group": f"wait_for_share_group {_FAKE}",
 }
 
@@ -706,6 +706,71 @@ class ProxyVerbs:
         self._rules.on("Heartbeat", group=group).once().named(
             f"trigger_rebalance({group!r})"
         ).error("REBALANCE_IN_PROGRESS")
+
+    # -- transactions -------------------------------------------------------------------------
+
+    def transaction(self, transactional_id: str) -> TransactionView:
+        """A snapshot of ``transactional_id`` from its coordinator (DescribeTransactions):
+        state, producer id and epoch, timeout, start time, partitions of the transaction in
+        progress. Kafka keeps no history: ``history`` is empty (``committed_count`` 0),
+        ``groups`` and ``pending_offsets`` too. KafkaApiError TRANSACTIONAL_ID_NOT_FOUND."""
+        node = self._admin.coordinator(transactional_id, 1)
+        resp = self._admin.request(
+            "DescribeTransactions", {"transactional_ids": [transactional_id]}, node=node
+        )
+        t = resp["transaction_states"][0]
+        check(t["error_code"], None, f"transaction {transactional_id!r}")
+        return TransactionView(
+            transactional_id=transactional_id,
+            state=t["transaction_state"],
+            producer_id=t["producer_id"],
+            producer_epoch=t["producer_epoch"],
+            timeout_ms=t["transaction_timeout_ms"],
+            start_time_ms=t["transaction_start_time_ms"],
+            partitions=tuple(
+                (tp["topic"], p) for tp in t["topics"] for p in sorted(tp["partitions"])
+            ),
+            groups=(),
+            pending_offsets={},
+            history=(),
+            coordinator=node,
+        )
+
+    def transactions(self, *, state: str | None = None) -> list[TransactionView]:
+        """Every transactional id upstream (ListTransactions on each broker; optionally only
+        those in ``state``), sorted by id, each as :meth:`transaction` describes it."""
+        from mockkafka._api.verbs import _check_choice
+        from mockkafka.cluster.transactions import STATE_NAMES
+
+        _check_choice(state, STATE_NAMES, "state", "transaction state")
+        self._admin.metadata([])
+        ids: set[str] = set()
+        for node in list(self._admin.brokers):
+            resp = self._admin.request(
+                "ListTransactions",
+                {"state_filters": [state] if state else [], "producer_id_filters": []},
+                node=node,
+            )
+            ids.update(t["transactional_id"] for t in resp["transaction_states"])
+        views = [self.transaction(i) for i in sorted(ids)]
+        return [v for v in views if state is None or v.state == state]
+
+    def _transaction_probe(
+        self, transactional_id: str, state: str | None, where: Any
+    ) -> tuple[Callable[[], tuple[bool, Any]], str]:
+        from mockkafka._api.verbs import _check_choice
+        from mockkafka.cluster.transactions import STATE_NAMES
+
+        _check_choice(state, STATE_NAMES, "state", "transaction state")
+
+        def probe() -> tuple[bool, Any]:
+            try:
+                v = self.transaction(transactional_id)
+            except KafkaApiError as exc:
+                return False, str(exc)
+            return (state is None or v.state == state) and (where is None or where(v)), v
+
+        return probe, f"wait_for_transaction({transactional_id!r}, state={state!r})"
 
     def coordinator(self, *, group: str | None = None, transactional_id: str | None = None) -> int:
         """The upstream broker coordinating ``group`` or ``transactional_id`` (FindCoordinator)."""

@@ -19,7 +19,6 @@ from mockkafka.scenario.model import (
     ScenarioError,
     Step,
     TransactionState,
-    WhenTransaction,
     start_to_dict,
 )
 
@@ -36,8 +35,6 @@ def step_problem(step: Step) -> str | None:
             f"after: {start_to_dict(step.start)['after']} {_FAKE}: cluster events come from "
             "its state; start the step after requests, records or time instead"
         )
-    if isinstance(step.start, WhenTransaction):
-        return f"when: transactional_id {_FAKE}: a proxy does not read transaction state yet"
     if isinstance(step.action, Fault):
         f = step.action
         if f.trigger.after_event is not None:

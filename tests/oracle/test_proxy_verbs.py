@@ -206,3 +206,22 @@ def test_async_proxy_has_the_verbs_and_awaitable_waits(kafka: KafkaBroker) -> No
             proxy.start_broker(node)
 
     trio.run(main)
+
+
+def test_transaction_views_come_from_kafka(proxy: mockkafka.Proxy) -> None:
+    topic, tid = unique("pvt"), unique("pvtx")
+    proxy.create_topic(topic)
+    producer = Producer({"bootstrap.servers": proxy.bootstrap_servers, "transactional.id": tid})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    producer.produce(topic, b"in a transaction")
+    producer.flush(30)
+    ongoing = proxy.wait_for_transaction(tid, state="Ongoing", timeout=20)
+    assert ongoing.partitions == ((topic, 0),)
+    assert ongoing.coordinator == proxy.coordinator(transactional_id=tid)
+    producer.commit_transaction(30)
+    done = proxy.wait_for_transaction(tid, state="CompleteCommit", timeout=20)
+    assert done.producer_id == ongoing.producer_id and done.partitions == ()
+    assert tid in [t.transactional_id for t in proxy.transactions(state="CompleteCommit")]
+    with pytest.raises(KafkaApiError, match="TRANSACTIONAL_ID_NOT_FOUND"):
+        proxy.transaction(unique("nobody"))
