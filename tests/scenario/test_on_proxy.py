@@ -80,3 +80,22 @@ def _runs(name: str, proxy: mockkafka.Proxy) -> bool:
     except ScenarioError:
         return False
     return True
+
+
+@pytest.mark.interop
+def test_a_library_scenario_plays_through_a_proxy(proxy: mockkafka.Proxy) -> None:
+    from .workloads import consume_all
+
+    sc = mockkafka.Scenario.load("offset-out-of-range")
+    run = sc.start(proxy)  # seeds 100 records upstream, commits 10, deletes before 60
+    try:
+        consumer, got = consume_all(proxy, "orders", until=40)  # type: ignore[arg-type]
+        try:
+            assert got == 40
+            assert run.wait(10)
+            run.check()  # OFFSET_OUT_OF_RANGE seen in the proxy's traffic, 40 records upstream
+        finally:
+            consumer.close()
+    finally:
+        run.stop()
+    assert proxy.traffic.requests("Fetch", with_error="OFFSET_OUT_OF_RANGE")
