@@ -84,3 +84,26 @@ def test_verbs_only_the_fake_has_name_what_to_use(proxy: mockkafka.Proxy) -> Non
     with pytest.raises(NotOnProxy, match="NOT_COORDINATOR"):
         proxy.move_coordinator(group="g", to=2)
     assert repr(proxy).startswith("<Proxy upstream 127.0.0.1:")
+
+
+def test_acls_and_quotas_are_sent_upstream() -> None:
+    with (
+        mockkafka.Cluster(authorizer=True, super_users=["User:ANONYMOUS"]) as fake,
+        mockkafka.Proxy(upstream=fake.bootstrap_servers) as proxy,
+    ):
+        proxy.allow("User:alice", ["read", "write"], topic="orders")
+        proxy.deny("User:*", "write", topic="audit", prefixed=True)
+        assert set(proxy.acls()) == set(fake.acls())
+        assert len(proxy.acls("User:alice")) == 2
+        assert proxy.remove_acls("User:alice", topic="orders") == 2
+        assert [a.principal for a in fake.acls()] == ["User:*"]
+        with pytest.raises(mockkafka.ConfigError, match="allow"):
+            proxy.allow("alice", "read", topic="orders")  # the fake's own argument checks
+
+        proxy.set_client_quotas({"producer_byte_rate": 1024}, client_id="app")
+        from mockkafka.cluster.quotas import client_quotas
+
+        quotas = fake.call(lambda st: client_quotas(st).describe([("client-id", 0, "app")], True))
+        assert [values for _entity, values in quotas] == [{"producer_byte_rate": 1024.0}]
+        proxy.set_client_quotas({"producer_byte_rate": None}, client_id="app")
+        assert not fake.call(lambda st: client_quotas(st).describe([("client-id", 0, "app")], True))

@@ -31,7 +31,14 @@ from mockkafka.protocol import records as rec
 from mockkafka.protocol.apis import api as lookup_api
 from mockkafka.server.upstream import UpstreamClient, check
 from mockkafka.server.waits import _timeout, check_timeout
-from mockkafka.views import GroupView, MemberView, PartitionView, TopicView, TransactionView
+from mockkafka.views import (
+    AclView,
+    GroupView,
+    MemberView,
+    PartitionView,
+    TopicView,
+    TransactionView,
+)
 
 T = TypeVar("T")
 
@@ -93,12 +100,12 @@ PROXY_VERBS: dict[str, str] = {
     "set_topic_config": ADMIN,
     "set_group_config": ADMIN,
     "set_broker_config": ADMIN,
-    "set_client_quotas": f"set_client_quotas {_FAKE} (not yet sent as AlterClientQuotas)",
+    "set_client_quotas": ADMIN,
     # ACLs
-    "allow": f"allow {_FAKE} (not yet sent as CreateAcls)",
-    "deny": f"deny {_FAKE} (not yet sent as CreateAcls)",
-    "remove_acls": f"remove_acls {_FAKE} (not yet sent as DeleteAcls)",
-    "acls": f"acls {_FAKE} (not yet read through DescribeAcls)",
+    "allow": ADMIN,
+    "deny": ADMIN,
+    "remove_acls": ADMIN,
+    "acls": ADMIN,
     # waits
     "wait_for_group": ADMIN,
     "wait_for_records": ADMIN,
@@ -841,6 +848,226 @@ class ProxyVerbs:
         cluster-wide default, a broker id that broker's own value; None deletes."""
         name = "" if broker is None else str(_int(broker, "set_broker_config: broker"))
         self._alter_configs(4, name, configs, "set_broker_config")
+
+    def set_client_quotas(
+        self,
+        quotas: Mapping[str, float | None],
+        *,
+        user: str | None = None,
+        client_id: str | None = None,
+        ip: str | None = None,
+    ) -> None:
+        """Set client quotas upstream (AlterClientQuotas); a value of None removes the key.
+        The entity is the ``user`` and/or ``client_id`` (or an ``ip``); ``"<default>"`` is
+        the default entity of that type. Kafka enforces them as it does any quota."""
+        given = {"user": user, "client-id": client_id, "ip": ip}
+        entity = [
+            {"entity_type": t, "entity_name": None if n == "<default>" else n}
+            for t, n in given.items()
+            if n is not None
+        ]
+        if not entity:
+            raise ConfigError("set_client_quotas: give user=, client_id= or ip=")
+        ops = [
+            {"key": k, "value": 0.0 if v is None else float(v), "remove": v is None}
+            for k, v in quotas.items()
+        ]
+        resp = self._admin.request(
+            "AlterClientQuotas",
+            {"entries": [{"entity": entity, "ops": ops}], "validate_only": False},
+        )
+        for e in resp["entries"]:
+            check(e["error_code"], e.get("error_message"), "set_client_quotas")
+
+    # -- ACLs (the argument checks are the fake's: _api/acl_args.py) ---------------------------
+
+    def _create_acls(self, bindings: tuple[Any, ...]) -> None:
+        creations = [
+            {
+                "resource_type": int(b.resource_type),
+                "resource_name": b.resource_name,
+                "resource_pattern_type": int(b.pattern_type),
+                "principal": b.principal,
+                "host": b.host,
+                "operation": int(b.operation),
+                "permission_type": int(b.permission_type),
+            }
+            for b in bindings
+        ]
+        resp = self._admin.request("CreateAcls", {"creations": creations})
+        for r in resp["results"]:
+            check(r["error_code"], r.get("error_message"), "CreateAcls")
+
+    def allow(
+        self,
+        principal: str,
+        operations: Any,
+        *,
+        topic: str | None = None,
+        group: str | None = None,
+        transactional_id: str | None = None,
+        cluster: bool = False,
+        prefixed: bool = False,
+        host: str = "*",
+    ) -> None:
+        """ALLOW ACLs upstream (CreateAcls), with the arguments of ``Cluster.allow``; Kafka
+        answers SECURITY_DISABLED (raised) when it runs no authorizer."""
+        from mockkafka._api.acl_args import acl_bindings
+        from mockkafka.cluster.acls import AclPermissionType
+
+        self._create_acls(
+            acl_bindings(
+                "allow",
+                AclPermissionType.ALLOW,
+                principal,
+                operations,
+                topic=topic,
+                group=group,
+                transactional_id=transactional_id,
+                cluster=cluster,
+                prefixed=prefixed,
+                host=host,
+            )
+        )
+
+    def deny(
+        self,
+        principal: str,
+        operations: Any,
+        *,
+        topic: str | None = None,
+        group: str | None = None,
+        transactional_id: str | None = None,
+        cluster: bool = False,
+        prefixed: bool = False,
+        host: str = "*",
+    ) -> None:
+        """DENY ACLs upstream (CreateAcls), with the arguments of ``Cluster.deny``."""
+        from mockkafka._api.acl_args import acl_bindings
+        from mockkafka.cluster.acls import AclPermissionType
+
+        self._create_acls(
+            acl_bindings(
+                "deny",
+                AclPermissionType.DENY,
+                principal,
+                operations,
+                topic=topic,
+                group=group,
+                transactional_id=transactional_id,
+                cluster=cluster,
+                prefixed=prefixed,
+                host=host,
+            )
+        )
+
+    @staticmethod
+    def _filter_body(f: Any) -> dict[str, Any]:
+        return {
+            "resource_type_filter": int(f.resource_type),
+            "resource_name_filter": f.resource_name,
+            "pattern_type_filter": int(f.pattern_type),
+            "principal_filter": f.principal,
+            "host_filter": f.host,
+            "operation": int(f.operation),
+            "permission_type": int(f.permission_type),
+        }
+
+    def remove_acls(
+        self,
+        principal: str | None = None,
+        operations: Any = None,
+        *,
+        topic: str | None = None,
+        group: str | None = None,
+        transactional_id: str | None = None,
+        cluster: bool = False,
+        prefixed: bool | None = None,
+        host: str | None = None,
+        permission: Any = None,
+    ) -> int:
+        """Delete the ACLs matching the filter upstream (DeleteAcls), with the arguments of
+        ``Cluster.remove_acls``; returns how many went."""
+        from mockkafka._api.acl_args import acl_filters
+
+        filters = acl_filters(
+            "remove_acls",
+            principal,
+            operations,
+            topic=topic,
+            group=group,
+            transactional_id=transactional_id,
+            cluster=cluster,
+            prefixed=prefixed,
+            host=host,
+            permission=permission,
+        )
+        resp = self._admin.request(
+            "DeleteAcls", {"filters": [self._filter_body(f) for f in filters]}
+        )
+        gone = 0
+        for r in resp["filter_results"]:
+            check(r["error_code"], r.get("error_message"), "DeleteAcls")
+            gone += len(r["matching_acls"])
+        return gone
+
+    def acls(
+        self,
+        principal: str | None = None,
+        operations: Any = None,
+        *,
+        topic: str | None = None,
+        group: str | None = None,
+        transactional_id: str | None = None,
+        cluster: bool = False,
+        prefixed: bool | None = None,
+        host: str | None = None,
+        permission: Any = None,
+    ) -> tuple[AclView, ...]:
+        """The ACLs upstream matching the filter of :meth:`remove_acls` (DescribeAcls), in
+        the order Kafka lists them."""
+        from mockkafka._api.acl_args import acl_filters
+        from mockkafka.cluster.acls import (
+            AclBinding,
+            AclOperation,
+            AclPermissionType,
+            PatternType,
+            ResourceType,
+        )
+        from mockkafka.views import acl_view
+
+        out: list[AclView] = []
+        filters = acl_filters(
+            "acls",
+            principal,
+            operations,
+            topic=topic,
+            group=group,
+            transactional_id=transactional_id,
+            cluster=cluster,
+            prefixed=prefixed,
+            host=host,
+            permission=permission,
+        )
+        for f in filters:
+            resp = self._admin.request("DescribeAcls", self._filter_body(f))
+            check(resp["error_code"], resp.get("error_message"), "DescribeAcls")
+            for r in resp["resources"]:
+                for a in r["acls"]:
+                    v = acl_view(
+                        AclBinding(
+                            ResourceType(r["resource_type"]),
+                            r["resource_name"],
+                            PatternType(r["pattern_type"]),
+                            a["principal"],
+                            a["host"],
+                            AclOperation(a["operation"]),
+                            AclPermissionType(a["permission_type"]),
+                        )
+                    )
+                    if v not in out:
+                        out.append(v)
+        return tuple(out)
 
     # -- waits ------------------------------------------------------------------------------
 

@@ -46,6 +46,10 @@ VERSIONS = {
     "ListTransactions": 0,
     "InitProducerId": 4,
     "LeaveGroup": 5,
+    "CreateAcls": 3,
+    "DeleteAcls": 3,
+    "DescribeAcls": 3,
+    "AlterClientQuotas": 1,
 }
 
 TIMEOUT_S = 15.0
