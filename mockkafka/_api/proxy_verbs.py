@@ -609,10 +609,16 @@ class ProxyVerbs:
         return sorted(ids)
 
     def group(self, group: str) -> GroupView:
-        """A snapshot of classic group ``group`` from its coordinator (DescribeGroups and
-        OffsetFetch); KafkaApiError GROUP_ID_NOT_FOUND if Kafka reports it Dead.
-        ``generation_id`` and ``rebalances`` are -1 (Kafka does not report them)."""
+        """A snapshot of ``group`` from its coordinator: a KIP-848 consumer group through
+        ConsumerGroupDescribe (``generation_id`` is the group epoch), a classic group through
+        DescribeGroups (``generation_id`` -1: Kafka does not report it), committed offsets
+        through OffsetFetch; ``rebalances`` is -1. KafkaApiError GROUP_ID_NOT_FOUND if Kafka
+        has no such group."""
         from mockkafka.cluster.consumer_protocol import decode_assignment
+
+        consumer = self._consumer_group(group)
+        if consumer is not None:
+            return consumer
 
         resp = self._to_coordinator(
             group,
@@ -655,6 +661,51 @@ class ProxyVerbs:
                 k: OffsetAndMetadata(offset=v) for k, v in self.committed_offsets(group).items()
             },
             rebalances=-1,
+        )
+
+    def _consumer_group(self, group: str) -> GroupView | None:
+        """``group`` as a KIP-848 consumer group, or None when Kafka says it is not one (or
+        does not serve ConsumerGroupDescribe)."""
+        try:
+            resp = self._to_coordinator(
+                group,
+                "ConsumerGroupDescribe",
+                {"group_ids": [group], "include_authorized_operations": False},
+                lambda r: [g["error_code"] for g in r["groups"]],
+            )
+        except KafkaApiError:
+            return None
+        g = resp["groups"][0]
+        if g["error_code"] or g["group_state"] == "Dead":
+            return None
+        members = tuple(
+            MemberView(
+                member_id=m["member_id"],
+                group_instance_id=m.get("instance_id"),
+                client_id=m["client_id"],
+                client_host=m["client_host"],
+                assignment={
+                    tp["topic_name"]: sorted(tp["partitions"])
+                    for tp in (m.get("assignment") or {}).get("topic_partitions") or []
+                },
+                member_epoch=m["member_epoch"],
+            )
+            for m in g["members"]
+        )
+        return GroupView(
+            group_id=group,
+            type="consumer",
+            state=g["group_state"],
+            generation_id=g["group_epoch"],
+            protocol_type="consumer",
+            protocol=g.get("assignor_name") or None,
+            leader_id=None,
+            members=members,
+            offsets={
+                k: OffsetAndMetadata(offset=v) for k, v in self.committed_offsets(group).items()
+            },
+            rebalances=-1,
+            assignment_epoch=g["assignment_epoch"],
         )
 
     def committed_offsets(self, group: str) -> dict[tuple[str, int], int]:

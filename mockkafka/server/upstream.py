@@ -50,6 +50,7 @@ VERSIONS = {
     "DeleteAcls": 3,
     "DescribeAcls": 3,
     "AlterClientQuotas": 1,
+    "ConsumerGroupDescribe": 0,
 }
 
 TIMEOUT_S = 15.0

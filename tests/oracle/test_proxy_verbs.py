@@ -6,6 +6,7 @@ talking to Kafka directly); emulated ones by what a real client sees through the
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 
@@ -225,3 +226,34 @@ def test_transaction_views_come_from_kafka(proxy: mockkafka.Proxy) -> None:
     assert tid in [t.transactional_id for t in proxy.transactions(state="CompleteCommit")]
     with pytest.raises(KafkaApiError, match="TRANSACTIONAL_ID_NOT_FOUND"):
         proxy.transaction(unique("nobody"))
+
+
+def test_a_kip848_consumer_group_view_comes_from_consumer_group_describe(
+    proxy: mockkafka.Proxy,
+) -> None:
+    topic, group = unique("pvk"), unique("pvkg")
+    proxy.create_topic(topic, partitions=2)
+    consumer = Consumer(
+        {
+            "bootstrap.servers": proxy.bootstrap_servers,
+            "group.id": group,
+            "group.protocol": "consumer",
+            "client.id": "pv-848",
+        }
+    )
+    consumer.subscribe([topic])
+    try:
+        view = None
+        for _ in range(150):  # at most ~30 s
+            consumer.poll(0.2)
+            with contextlib.suppress(KafkaApiError):
+                view = proxy.group(group)
+            if view is not None and view.members and view.members[0].assignment == {topic: [0, 1]}:
+                break
+        assert view is not None and view.members, view
+        assert view.members[0].assignment == {topic: [0, 1]}
+        assert view.type == "consumer" and view.state == "Stable"
+        assert view.members[0].client_id == "pv-848" and view.members[0].member_epoch > 0
+        assert view.generation_id >= 1
+    finally:
+        consumer.close()
