@@ -249,7 +249,13 @@ class Proxy(_ProxyBase):
 
 
 class AsyncProxy(_ProxyBase):
-    """The proxy on the caller's own trio loop (no thread): see :func:`open_proxy`."""
+    """The proxy on the caller's own trio loop (no thread): see :func:`open_proxy`.
+
+    The waits are awaitable; the other verbs are plain calls as on an AsyncCluster. Those
+    that make requests to the upstream (``create_topic``, ``topic``, ...) block the loop,
+    and with it the relaying, until Kafka answers: from a task that should not stall the
+    clients, call them with ``await trio.to_thread.run_sync(lambda: proxy.create_topic(...))``.
+    """
 
     def __init__(self, server: ProxyServer, upstream: list[tuple[str, int]], strict: bool) -> None:
         import threading
