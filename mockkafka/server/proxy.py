@@ -236,17 +236,21 @@ class ProxyServer:
             await client.aclose()
             return
         send, receive = trio.open_memory_channel[_InFlight](1000)
-        async with client, upstream, trio.open_nursery() as nursery:
-            self._conns[conn_id] = (node_id, None, nursery.cancel_scope)
+        try:
+            async with client, upstream, trio.open_nursery() as nursery:
+                self._conns[conn_id] = (node_id, None, nursery.cancel_scope)
+                if node_id in self.stopped:  # stopped while this connection was opening
+                    nursery.cancel_scope.cancel()
 
-            async def close_both() -> None:
-                nursery.cancel_scope.cancel()
+                async def close_both() -> None:
+                    nursery.cancel_scope.cancel()
 
-            nursery.start_soon(
-                self._to_upstream, client, upstream, send, node_id, conn_id, close_both
-            )
-            nursery.start_soon(self._to_client, client, upstream, receive, close_both)
-        self._conns.pop(conn_id, None)
+                nursery.start_soon(
+                    self._to_upstream, client, upstream, send, node_id, conn_id, close_both
+                )
+                nursery.start_soon(self._to_client, client, upstream, receive, close_both)
+        finally:
+            self._conns.pop(conn_id, None)
 
     async def _to_upstream(
         self,
