@@ -3,6 +3,8 @@ no rules, and through it with 100 rules, in the same run.
 
     python benchmarks/bench_proxy.py            # 200,000 x 100 B, 1,000 round trips, 3 reps
     python benchmarks/bench_proxy.py --quick    # 20,000 x 100 B, 200 round trips, 1 rep
+    python benchmarks/bench_proxy.py --figure round-trip   # one figure: round-trip,
+                                                           # produce or consume
 
 One Apache Kafka 4.4 broker (one KRaft node, ``mockkafka.kafka_broker``) is the upstream. The
 same confluent-kafka client drives each path in turn: produce N x 100 B (acks=all,
@@ -104,7 +106,14 @@ def main() -> int:
     ap.add_argument("--round-trips", type=int, default=1000)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument(
+        "--figure",
+        choices=("all", "round-trip", "produce", "consume"),
+        default="all",
+        help="measure one figure only (consume writes its records untimed first)",
+    )
     args = ap.parse_args()
+    want = {"all": {"round-trip", "produce", "consume"}}.get(args.figure, {args.figure})
     if args.quick:
         args.messages, args.round_trips, args.reps = 20_000, 200, 1
     import mockkafka
@@ -139,8 +148,10 @@ def main() -> int:
         warm = f"bench-warm-{uuid.uuid4().hex[:6]}"
         create_topic(broker.bootstrap_servers, warm)
         produce(broker.bootstrap_servers, warm, args.messages)
-        consume(broker.bootstrap_servers, warm, args.messages)
-        round_trips(broker.bootstrap_servers, warm, args.round_trips)
+        if "consume" in want:
+            consume(broker.bootstrap_servers, warm, args.messages)
+        if "round-trip" in want:
+            round_trips(broker.bootstrap_servers, warm, args.round_trips)
         order = list(paths.items())
         for rep in range(args.reps):
             for name, path in order[rep % 3 :] + order[: rep % 3]:  # rotate the order
@@ -148,15 +159,18 @@ def main() -> int:
                     topic = f"bench-{uuid.uuid4().hex[:8]}"
                     create_topic(bootstrap, topic)
                     row = figures[name]
-                    row.setdefault("produce msg/s", []).append(
-                        produce(bootstrap, topic, args.messages)
-                    )
-                    row.setdefault("consume msg/s", []).append(
-                        consume(bootstrap, topic, args.messages)
-                    )
-                    p50, p99 = round_trips(bootstrap, topic, args.round_trips)
-                    row.setdefault("round trip p50 ms", []).append(p50)
-                    row.setdefault("round trip p99 ms", []).append(p99)
+                    if want & {"produce", "consume"}:
+                        rate = produce(bootstrap, topic, args.messages)
+                        if "produce" in want:
+                            row.setdefault("produce msg/s", []).append(rate)
+                    if "consume" in want:
+                        row.setdefault("consume msg/s", []).append(
+                            consume(bootstrap, topic, args.messages)
+                        )
+                    if "round-trip" in want:
+                        p50, p99 = round_trips(bootstrap, topic, args.round_trips)
+                        row.setdefault("round trip p50 ms", []).append(p50)
+                        row.setdefault("round trip p99 ms", []).append(p99)
     finally:
         broker.stop()
     print(

@@ -325,6 +325,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="MOCKKAFKA_UPSTREAM_SASL_PASSWORD",
         help="environment variable holding the password (default %(default)s)",
     )
+    px.add_argument("--control-port", type=int, default=0, help="port of the control endpoint")
+    px.add_argument("--control-host", default="127.0.0.1", help="address of the control endpoint")
+    px.add_argument("--control-token", help="every control request must carry this bearer token")
+    px.add_argument(
+        "--scenario", metavar="NAME|FILE", help="play this scenario against the upstream"
+    )
     a = sub.add_parser("apis", help="list the API keys and versions the broker serves")
     a.add_argument("--kafka-version", metavar="RELEASE", help="as that Kafka release would")
     ls = sub.add_parser("scenarios", help="list the library scenarios with one-line descriptions")
@@ -690,21 +696,104 @@ def load_scenario(args: argparse.Namespace) -> Scenario | None:
     return scenario
 
 
-def run_proxy(upstream: str, host: str, **security: Any) -> int:
-    """``mockkafka proxy``: exit 2 with a one-line message when the upstream is unusable.
-    ``security``: the security options of :func:`mockkafka._api.proxy.serve_proxy`."""
+def run_proxy(args: argparse.Namespace) -> int:
+    """``mockkafka proxy``: exit 2 with a one-line message when the upstream is unusable or
+    the scenario is one a proxy cannot run."""
+    import functools
+
     import trio
 
-    from mockkafka._api.proxy import serve_proxy
     from mockkafka.errors import MockKafkaError, leaf_exception
+    from mockkafka.scenario.model import Scenario
 
     try:
-        return trio.run(lambda: serve_proxy(upstream, host, **security))
+        scenario = Scenario.load(args.scenario) if args.scenario else None
+        run = functools.partial(
+            serve_proxy,
+            args.upstream,
+            args.host,
+            control_host=args.control_host,
+            control_port=args.control_port,
+            control_token=args.control_token,
+            scenario=scenario,
+            security_protocol=args.security_protocol,
+            upstream_security_protocol=args.upstream_security_protocol,
+            upstream_ssl_cafile=args.upstream_ssl_cafile,
+            upstream_sasl_mechanism=args.upstream_sasl_mechanism,
+            upstream_sasl_username=args.upstream_sasl_username,
+            upstream_sasl_password=os.environ.get(args.upstream_sasl_password_env),
+        )
+        return trio.run(run)
     except BaseException as group:
         leaf = leaf_exception(group)
         if isinstance(leaf, MockKafkaError):
             return _problem("proxy", str(leaf))
         raise
+
+
+async def serve_proxy(
+    upstream: str,
+    host: str = "127.0.0.1",
+    *,
+    control_host: str = "127.0.0.1",
+    control_port: int = 0,
+    control_token: str | None = None,
+    scenario: Scenario | None = None,
+    out: TextIO | None = None,
+    **security: Any,
+) -> int:
+    """``mockkafka proxy``: relay until SIGINT/SIGTERM or ``POST /stop``, printing
+    ``bootstrap.servers=`` and ``control=`` as ``mockkafka serve`` does (and
+    ``ssl.ca.location=`` for a TLS listener); the control endpoint (``mockkafka/control.py``)
+    drives the proxy's faults, steps, waits and scenarios. ``security``: the
+    ``security_protocol`` and ``upstream_*`` options of :class:`~mockkafka.Proxy`.
+    ``scenario`` is started first; how it ended goes to stderr on exit."""
+    import trio
+
+    from mockkafka._api.proxy import open_proxy
+    from mockkafka.control import ControlServer
+
+    stream = out if out is not None else sys.stdout
+    async with (
+        open_proxy(upstream, host=host, **security) as proxy,
+        trio.open_nursery() as nursery,
+    ):
+        control = ControlServer(proxy, nursery, host=control_host, token=control_token)
+        port = await nursery.start(control.serve, control_port)
+        if scenario is not None:
+            await control.start_scenario(scenario)
+        _print_ready(
+            proxy.bootstrap_servers,
+            port,
+            stream,
+            host=control_host,
+            token=control.token if control.generated_token else None,
+        )
+        tls = proxy._server.tls
+        if tls is not None:
+            with contextlib.suppress(BrokenPipeError):
+                print(f"ssl.ca.location={tls.ca_file}", file=stream, flush=True)
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+
+            async def on_signal() -> None:
+                async for _sig in signals:
+                    control.stopped.set()
+                    return
+
+            nursery.start_soon(on_signal)
+            await control.stopped.wait()
+        nursery.cancel_scope.cancel()
+    run = control.scenario_run
+    if run is not None:
+        failures = await trio.to_thread.run_sync(run.failures)
+        with contextlib.suppress(BrokenPipeError):
+            print(
+                run.report(failures) if failures else f"scenario {run.scenario.name!r}: ok",
+                file=sys.stderr,
+                flush=True,
+            )
+    print("mockkafka proxy: stopped", file=sys.stderr)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -721,16 +810,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _quiet_broken_pipe(lambda: show_scenario(args.show))
         return _quiet_broken_pipe(list_scenarios)
     if args.command == "proxy":
-        return run_proxy(
-            args.upstream,
-            args.host,
-            security_protocol=args.security_protocol,
-            upstream_security_protocol=args.upstream_security_protocol,
-            upstream_ssl_cafile=args.upstream_ssl_cafile,
-            upstream_sasl_mechanism=args.upstream_sasl_mechanism,
-            upstream_sasl_username=args.upstream_sasl_username,
-            upstream_sasl_password=os.environ.get(args.upstream_sasl_password_env),
-        )
+        return run_proxy(args)
     if args.command == "scenario":
         return check_scenario(args.file)
     try:

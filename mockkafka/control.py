@@ -49,13 +49,14 @@ import secrets
 import socket
 from collections.abc import Awaitable, Callable
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 import h11
 import trio
 
 from mockkafka._api.cluster import AsyncCluster
+from mockkafka._api.proxy import AsyncProxy
 from mockkafka.errors import KafkaApiError, MockKafkaError
 from mockkafka.scenario.model import (
     DEFAULT_STEP_TIMEOUT_MS,
@@ -128,6 +129,7 @@ class HttpError(Exception):
         self.message = message
 
 
+T = TypeVar("T")
 Handler = Callable[[dict[str, Any], dict[str, list[str]]], Awaitable[tuple[int, Any]]]
 
 
@@ -139,7 +141,9 @@ def openapi() -> dict[str, Any]:
 
 
 class ControlServer:
-    """Serves the control endpoint for one :class:`~mockkafka.AsyncCluster`.
+    """Serves the control endpoint for one :class:`~mockkafka.AsyncCluster` (or the
+    :class:`~mockkafka.AsyncProxy` of ``mockkafka proxy``: the same routes, the steps and
+    waits a proxy can run; ``/reset`` needs the fake).
 
     ``await nursery.start(server.serve)`` binds ``host`` (127.0.0.1 by default; ``port=0``:
     a free port) and hands back the port; ``stopped`` is set by ``POST /stop``.
@@ -151,7 +155,7 @@ class ControlServer:
 
     def __init__(
         self,
-        cluster: AsyncCluster,
+        cluster: AsyncCluster | AsyncProxy,
         nursery: trio.Nursery,
         *,
         host: str = HOST,
@@ -461,7 +465,9 @@ class ControlServer:
 
     async def _steps(self, doc: dict[str, Any], q: dict[str, list[str]]) -> tuple[int, Any]:
         step = step_from_dict(doc, ())
-        run = ScenarioRun(Scenario(name="http", steps=(step,)), self.cluster)
+        sc = Scenario(name="http", steps=(step,))
+        sc.check_runs_on(self.cluster)  # a proxy names what it cannot do (400)
+        run = ScenarioRun(sc, self.cluster)
         if step.start is None:
             await run.play()
             if run.problems:
@@ -510,8 +516,9 @@ class ControlServer:
         """Set up ``sc`` and play its steps in the background."""
         if self.scenario_run is not None and not self.scenario_run.finished:
             self.scenario_run.cancel()
+        sc.check_runs_on(self.cluster)
         run = ScenarioRun(sc, self.cluster)
-        run.setup()
+        await self._blocking(run.setup)
         self.scenario_run = run
         self.nursery.start_soon(run.play)
         return run
@@ -538,7 +545,7 @@ class ControlServer:
         self, doc: dict[str, Any], q: dict[str, list[str]]
     ) -> tuple[int, Any]:
         run = self._need_run()
-        failures = run.failures()
+        failures = await self._blocking(run.failures)
         return 200, {"ok": not failures, "failures": failures}
 
     async def _wait(self, doc: dict[str, Any], q: dict[str, list[str]]) -> tuple[int, Any]:
@@ -586,7 +593,16 @@ class ControlServer:
         items = self.cluster.traffic.requests(api, since_seq=since_seq)
         return 200, [ex.to_json() for ex in items[-n:]]
 
+    async def _blocking(self, fn: Callable[[], T]) -> T:
+        """``fn()``: in a worker thread for a proxy (it makes requests to the upstream)."""
+        if isinstance(self.cluster, AsyncProxy):
+            return await trio.to_thread.run_sync(fn)
+        return fn()
+
     async def _state(self, doc: dict[str, Any], q: dict[str, list[str]]) -> tuple[int, Any]:
+        return 200, await self._blocking(self._read_state)
+
+    def _read_state(self) -> dict[str, Any]:
         c = self.cluster
         topics = {}
         for name in c.topics():
@@ -612,11 +628,20 @@ class ControlServer:
                 "members": [m.member_id for m in v.members],
                 "committed": {f"{t}:{p}": o for (t, p), o in c.committed_offsets(g).items()},
             }
+        if isinstance(c, AsyncProxy):  # the upstream's brokers, each at its listener here
+            ports = c._server.ports
+            return {
+                "bootstrap_servers": c.bootstrap_servers,
+                "brokers": [{"node_id": n, "port": ports[n]} for n in sorted(ports)],
+                "topics": topics,
+                "groups": groups,
+                "transactions": {},
+            }
         txns = {
             t.transactional_id: {"state": t.state, "committed": t.committed_count}
             for t in c.transactions()
         }
-        return 200, {
+        return {
             "bootstrap_servers": c.bootstrap_servers,
             "brokers": [{"node_id": b.node_id, "port": b.port} for b in c.brokers],
             "topics": topics,
@@ -625,6 +650,11 @@ class ControlServer:
         }
 
     async def _reset(self, doc: dict[str, Any], q: dict[str, list[str]]) -> tuple[int, Any]:
+        if isinstance(self.cluster, AsyncProxy):
+            raise HttpError(
+                409,
+                "reset needs the in-process fake (mockkafka serve); a proxy keeps Kafka's state",
+            )
         for run in [*self.background, self.scenario_run]:
             if run is not None:
                 run.cancel()

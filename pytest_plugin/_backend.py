@@ -6,9 +6,11 @@ With ``--kafka-backend=kafka`` (or the ini option ``kafka_backend = kafka``) the
 by ``mockkafka.kafka_broker`` (Java 17+ and Maven needed; the jars are fetched once), with
 every user topic and group deleted between tests so each test starts clean. It offers what a
 real broker can do -- ``bootstrap_servers``, ``create_topic``, ``client_config`` for
-plaintext -- and anything only the fake can do (fault rules, cluster verbs such as
-``move_leader``, traffic, views of the log) skips the test with the reason, so a nightly run
-shows which tests lean on the fake. Without Java or Maven every such test skips, saying why.
+plaintext, and through the test's ``mockkafka.Proxy`` the fault rules, traffic, the cluster
+verbs a proxy performs and ``@pytest.mark.kafka_scenario`` scenarios it can run -- and
+anything only the fake can do (``truncate_log``, ``set_isr``, ...) skips the test with the
+reason, so a nightly run shows which tests lean on the fake. Without Java or Maven every such
+test skips, saying why.
 """
 
 from __future__ import annotations
@@ -117,8 +119,9 @@ class RealKafkaCluster:
     The test's clients reach the real broker through a ``mockkafka.Proxy`` of its own, so
     ``faults`` and ``traffic`` work as on the fake. ``bootstrap_servers`` (the proxy's),
     ``create_topic(name, partitions=1, replication_factor=1, config=None)``,
-    ``client_config(client)`` and ``stop()`` work as on ``mockkafka.Cluster``; any other
-    attribute skips the test (only the fake can do it). On the session's own broker every
+    ``client_config(client)`` and ``stop()`` work as on ``mockkafka.Cluster``, and so do the
+    cluster verbs, views and waits a proxy can perform (``_api/proxy_verbs.PROXY_VERBS``);
+    any other attribute skips the test with the reason (only the fake can do it). On the session's own broker every
     user topic and group a previous test left is deleted first; an existing cluster
     (``--kafka-proxy-upstream``) is never cleaned.
     """
@@ -142,6 +145,11 @@ class RealKafkaCluster:
     @property
     def bootstrap_servers(self) -> str:
         return self._proxy.bootstrap_servers
+
+    @property
+    def proxy(self) -> Any:
+        """The test's ``mockkafka.Proxy`` in front of the real broker (scenarios play on it)."""
+        return self._proxy
 
     @property
     def faults(self) -> Any:
@@ -226,6 +234,13 @@ class RealKafkaCluster:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
+        from mockkafka._api.proxy_verbs import PROXY_VERBS, refusal
+
+        if name in PROXY_VERBS:
+            why = refusal(name)
+            if why is None:
+                return getattr(self._proxy, name)
+            pytest.skip(f"--kafka-backend=kafka: {why}")
         _only_the_fake(f"kafka_cluster.{name}")
         raise AssertionError("unreachable")  # pragma: no cover
 

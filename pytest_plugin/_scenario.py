@@ -106,9 +106,20 @@ def cluster_options(scenario: Scenario | None) -> dict[str, Any] | None:
 
 
 def start(item: pytest.Item, scenario: Scenario | None, cluster: Cluster) -> None:
-    """Set up the scenario on the fixture's cluster and start its steps."""
-    if scenario is not None:
-        item.stash[RUN_KEY] = scenario.start(cluster)
+    """Set up the scenario on the fixture's cluster and start its steps (with
+    ``--kafka-backend=kafka``: on the test's proxy in front of the real broker, or skip the
+    test naming the steps a proxy cannot run)."""
+    if scenario is None:
+        return
+    target: Any = getattr(cluster, "proxy", None) or cluster
+    if target is not cluster:
+        from mockkafka.scenario.model import ScenarioError
+
+        try:
+            scenario.check_runs_on(target)
+        except ScenarioError as exc:
+            pytest.skip(f"--kafka-backend=kafka: {exc.message}")
+    item.stash[RUN_KEY] = scenario.start(target)
 
 
 def finish(item: pytest.Item) -> None:

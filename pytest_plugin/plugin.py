@@ -213,8 +213,6 @@ def _start(request: pytest.FixtureRequest, opts: ClusterOptions, label: str) -> 
     __tracebackhide__ = True
     name, version = _backend.backend(request.config)
     if name == "kafka":  # a real Apache Kafka broker (see _backend.py)
-        if request.node.get_closest_marker("kafka_scenario") is not None:
-            pytest.skip("--kafka-backend=kafka: YAML scenarios drive the fake's faults and verbs")
         real: Any = _backend.RealKafkaCluster(version, _backend.proxy_upstream(request.config))
         create_topics(real, opts)
         return cast("Cluster", real)

@@ -10,15 +10,17 @@
 
 The proxy opens one listener per upstream broker and rewrites every broker address Kafka
 hands out to the proxy's own, so the client never talks to Kafka directly (see
-``server/proxy.py``). ``faults`` and ``traffic`` are the same objects as a ``Cluster``'s;
-``stop_broker``/``start_broker`` are emulated at the proxy. What needs the fake's own state
-(other cluster verbs, scenarios, record-editing faults) is not available here.
+``server/proxy.py``). ``faults`` and ``traffic`` are the same objects as a ``Cluster``'s.
+Cluster verbs keep ``Cluster``'s names: those Kafka's Admin API can do are done upstream,
+connection-level ones (``stop_broker``, ``isolate_client``) are emulated here, the rest raise
+NotOnProxy (see ``_api/proxy_verbs.py``, whose table also tells which scenario steps a proxy
+can run).
 
 TLS and SASL (docs/proxy.md): ``upstream_security_protocol`` and ``upstream_ssl_cafile`` say
 how the proxy reaches Kafka; ``security_protocol`` what clients use towards the proxy (SSL
 and SASL_SSL give its listeners a throwaway CA; :meth:`client_config` hands out the client
 settings). SASL is relayed to Kafka; ``upstream_sasl_*`` is the proxy's own login for its
-Metadata discovery.
+Metadata discovery and its cluster verbs.
 """
 
 from __future__ import annotations
@@ -26,16 +28,22 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
+from mockkafka._api.proxy_verbs import ProxyVerbs
 from mockkafka.errors import ConfigError
 from mockkafka.faults.engine import Faults, Rule
+from mockkafka.protocol import records as rec
 from mockkafka.server.proxy import ProxyServer
 from mockkafka.server.runner import ThreadedRunner
 from mockkafka.server.tls import TlsMaterial
 from mockkafka.server.traffic import TrafficLog
 from mockkafka.server.upstream import UpstreamSecurity
-from mockkafka.server.waits import Waits
+from mockkafka.server.upstream_admin import UpstreamClient
+from mockkafka.server.waits import Waits, _timeout, check_timeout
+from mockkafka.views import GroupView, TransactionView
+
+T = TypeVar("T")
 
 
 def parse_upstream(upstream: str | Sequence[str]) -> list[tuple[str, int]]:
@@ -87,12 +95,13 @@ def proxy_security(
     return protocol, security, tls
 
 
-class _ProxyBase:
-    """What the sync and the trio proxy share: listeners, faults, traffic, rule checks."""
+class _ProxyBase(ProxyVerbs):
+    """What the sync and the trio proxy share: listeners, faults, traffic, rule checks,
+    the cluster verbs (``ProxyVerbs``)."""
 
     _server: ProxyServer
     _faults: Faults
-    _on_loop: Callable[[Callable[[], Any]], Any]
+    _admin: UpstreamClient
     upstream: list[tuple[str, int]]
     strict_faults: bool
     #: what clients use towards the proxy: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
@@ -129,6 +138,50 @@ class _ProxyBase:
         )
 
     @property
+    def _proxy_server(self) -> ProxyServer:
+        return self._server
+
+    @property
+    def _rules(self) -> Faults:
+        return self._faults
+
+    def call(self, fn: Callable[[Any], T]) -> T:
+        """``fn(state)`` in the calling thread, with ``state`` a live read-only view of the
+        upstream cluster (what a scenario's conditions and expectations read; see
+        ``_api/proxy_state.py``)."""
+        from mockkafka._api.proxy_state import UpstreamState
+
+        return fn(UpstreamState(self))
+
+    def _broker_probe(self, broker: int, up: bool) -> tuple[Callable[[], tuple[bool, Any]], str]:
+        n = self._broker_id(broker)
+        server = self._server
+
+        def probe() -> tuple[bool, Any]:
+            running = n not in server.stopped
+            return running == up, f"broker {n} {'up' if running else 'down'} at the proxy"
+
+        return probe, f"wait_for_broker({broker}, up={up})"
+
+    async def _poll_async(
+        self, probe: Callable[[], tuple[bool, T]], timeout: float, what: str
+    ) -> T:
+        """The awaitable form of ``_poll``: the probe runs in a worker thread."""
+        import time
+
+        import trio
+
+        check_timeout(timeout)
+        deadline = time.monotonic() + timeout
+        while True:
+            ok, value = await trio.to_thread.run_sync(probe)
+            if ok:
+                return value
+            if time.monotonic() >= deadline:
+                raise _timeout(what, timeout, repr(value))
+            await trio.sleep(0.05)
+
+    @property
     def bootstrap_servers(self) -> str:
         """``127.0.0.1:PORT,...``: one listener per upstream broker."""
         return self._server.bootstrap_servers
@@ -147,17 +200,6 @@ class _ProxyBase:
     def traffic(self) -> TrafficLog:
         """Every exchange relayed, decoded (``proxy.traffic.requests("Produce")``)."""
         return self._server.traffic
-
-    def stop_broker(self, broker: int) -> None:
-        """Emulate stopping upstream ``broker`` at the proxy (Kafka's broker keeps running):
-        its listener drops every open client connection and closes new ones at once, so
-        clients see the broker gone and turn to the others. :meth:`start_broker` undoes it.
-        ConfigError names the known node ids when ``broker`` is not one."""
-        self._on_loop(lambda: self._server.stop_broker(broker))
-
-    def start_broker(self, broker: int) -> None:
-        """Relay to ``broker`` again after :meth:`stop_broker`."""
-        self._on_loop(lambda: self._server.start_broker(broker))
 
     def unfired_rules(self) -> list[Rule]:
         """Rules added and never fired (reported when the ``with`` block ends)."""
@@ -218,11 +260,11 @@ class Proxy(_ProxyBase):
             security=security,
             tls=tls,
         )
+        self._admin = UpstreamClient(self.upstream, security=security)
         self._runner = ThreadedRunner(cast(Any, self._server))
         waits = Waits(self._server.signal, self._runner.call, self._runner.on_loop_thread)
         self._server.traffic.waits = waits
         self._faults = Faults(self._server.faults, self._runner.call, waits)
-        self._on_loop = self._runner.call
         self.strict_faults = strict_faults
 
     def start(self) -> Proxy:
@@ -242,8 +284,7 @@ class Proxy(_ProxyBase):
     def stop(self) -> None:
         """Close every listener and connection (idempotent)."""
         self._runner.stop()
-        if self._server.tls is not None:
-            self._server.tls.close()
+        self._admin.close()
 
     def __enter__(self) -> Proxy:
         return self.start()
@@ -263,9 +304,66 @@ class Proxy(_ProxyBase):
         state = f"at {self.bootstrap_servers}" if self._runner.running else "not started"
         return f"<Proxy upstream {up} {state}>"
 
+    def _on_loop(self, fn: Callable[[], T]) -> T:
+        return self._runner.call(fn)
+
+    # -- waits: poll the upstream every 50 ms --------------------------------------------------
+
+    def wait_for_group(
+        self,
+        group: str,
+        *,
+        state: str | None = "Stable",
+        members: int | None = None,
+        where: Callable[[GroupView], bool] | None = None,
+        timeout: float = 10.0,
+    ) -> GroupView:
+        """Block until classic group ``group`` is in ``state`` upstream (DescribeGroups) with
+        ``members`` members and ``where(view)`` holds; returns the view."""
+        probe, what = self._group_probe(group, state, members, where)
+        return cast(GroupView, self._poll(probe, timeout, what))
+
+    def wait_for_records(
+        self, topic: str, *, partition: int | None = None, count: int, timeout: float = 10.0
+    ) -> list[rec.Record]:
+        """Block until ``topic`` (or one ``partition``) holds ``count`` records upstream."""
+        probe, what = self._records_probe(topic, partition, count)
+        return cast("list[rec.Record]", self._poll(probe, timeout, what))
+
+    def wait_for_committed(
+        self, group: str, topic: str, partition: int, *, offset: int, timeout: float = 10.0
+    ) -> int:
+        """Block until ``group`` committed at least ``offset`` on ``topic``-``partition``."""
+        probe, what = self._committed_probe(group, topic, partition, offset)
+        return int(self._poll(probe, timeout, what))
+
+    def wait_for_transaction(
+        self,
+        transactional_id: str,
+        *,
+        state: str | None = None,
+        where: Callable[[TransactionView], bool] | None = None,
+        timeout: float = 10.0,
+    ) -> TransactionView:
+        """Block until ``transactional_id`` is in ``state`` upstream (DescribeTransactions)
+        and ``where(view)`` holds; returns the view."""
+        probe, what = self._transaction_probe(transactional_id, state, where)
+        return cast(TransactionView, self._poll(probe, timeout, what))
+
+    def wait_for_broker(self, broker: int, *, up: bool = True, timeout: float = 10.0) -> None:
+        """Block until clients can reach ``broker`` through the proxy (``up=False``: not)."""
+        probe, what = self._broker_probe(broker, up)
+        self._poll(probe, timeout, what)
+
 
 class AsyncProxy(_ProxyBase):
-    """The proxy on the caller's own trio loop (no thread): see :func:`open_proxy`."""
+    """The proxy on the caller's own trio loop (no thread): see :func:`open_proxy`.
+
+    The waits are awaitable; the other verbs are plain calls as on an AsyncCluster. Those
+    that make requests to the upstream (``create_topic``, ``topic``, ...) block the loop,
+    and with it the relaying, until Kafka answers: from a task that should not stall the
+    clients, call them with ``await trio.to_thread.run_sync(lambda: proxy.create_topic(...))``.
+    """
 
     def __init__(
         self,
@@ -289,17 +387,55 @@ class AsyncProxy(_ProxyBase):
             return call_on_loop(token, fn)
 
         self._server = server
+        self._admin = UpstreamClient(upstream, security=server.security)
+        self._run_on_loop = run_on_loop
         self.upstream = upstream
         self.strict_faults = strict
         self.security_protocol = security_protocol
         waits = Waits(server.signal, run_on_loop, lambda: threading.current_thread() is loop_thread)
         server.traffic.waits = waits
         self._faults = Faults(server.faults, run_on_loop, waits)
-        self._on_loop = run_on_loop
 
     def __repr__(self) -> str:
         up = ",".join(f"{h}:{p}" for h, p in self.upstream)
         return f"<AsyncProxy upstream {up} at {self.bootstrap_servers}>"
+
+    def _on_loop(self, fn: Callable[[], T]) -> T:
+        return cast(T, self._run_on_loop(fn))
+
+    # -- waits: awaitable, polling the upstream every 50 ms from a worker thread ---------------
+
+    async def wait_for_group(
+        self,
+        group: str,
+        *,
+        state: str | None = "Stable",
+        members: int | None = None,
+        where: Callable[[GroupView], bool] | None = None,
+        timeout: float = 10.0,
+    ) -> GroupView:
+        """The trio form of :meth:`Proxy.wait_for_group`."""
+        probe, what = self._group_probe(group, state, members, where)
+        return cast(GroupView, await self._poll_async(probe, timeout, what))
+
+    async def wait_for_records(
+        self, topic: str, *, partition: int | None = None, count: int, timeout: float = 10.0
+    ) -> list[rec.Record]:
+        """The trio form of :meth:`Proxy.wait_for_records`."""
+        probe, what = self._records_probe(topic, partition, count)
+        return cast("list[rec.Record]", await self._poll_async(probe, timeout, what))
+
+    async def wait_for_committed(
+        self, group: str, topic: str, partition: int, *, offset: int, timeout: float = 10.0
+    ) -> int:
+        """The trio form of :meth:`Proxy.wait_for_committed`."""
+        probe, what = self._committed_probe(group, topic, partition, offset)
+        return int(await self._poll_async(probe, timeout, what))
+
+    async def wait_for_broker(self, broker: int, *, up: bool = True, timeout: float = 10.0) -> None:
+        """The trio form of :meth:`Proxy.wait_for_broker`."""
+        probe, what = self._broker_probe(broker, up)
+        await self._poll_async(probe, timeout, what)
 
 
 @asynccontextmanager
@@ -349,60 +485,7 @@ async def open_proxy(
             finally:
                 nursery.cancel_scope.cancel()
     finally:
+        proxy._admin.close()
         if tls is not None:
             tls.close()
     proxy.check_rules()
-
-
-async def serve_proxy(upstream: str, host: str = "127.0.0.1", **security: Any) -> int:
-    """``mockkafka proxy``: relay until cancelled (SIGINT), printing ``bootstrap.servers=``.
-
-    ``security``: the ``security_protocol`` and ``upstream_*`` options of :class:`Proxy`;
-    with a TLS listener the proxy's CA file is printed as ``ssl.ca.location=``."""
-
-    options = {
-        "security_protocol": None,
-        "upstream_security_protocol": "PLAINTEXT",
-        "upstream_ssl_cafile": None,
-        "upstream_ssl_check_hostname": True,
-        "upstream_sasl_mechanism": None,
-        "upstream_sasl_username": None,
-        "upstream_sasl_password": None,
-        **security,
-    }
-    _protocol, upstream_security, tls = proxy_security(
-        options["security_protocol"],
-        options["upstream_security_protocol"],
-        options["upstream_ssl_cafile"],
-        options["upstream_ssl_check_hostname"],
-        options["upstream_sasl_mechanism"],
-        options["upstream_sasl_username"],
-        options["upstream_sasl_password"],
-        host,
-    )
-    try:
-        return await _serve(
-            ProxyServer(parse_upstream(upstream), host=host, security=upstream_security, tls=tls)
-        )
-    finally:
-        if tls is not None:
-            tls.close()
-
-
-async def _serve(server: ProxyServer) -> int:
-    import signal
-    import sys
-
-    import trio
-
-    async with trio.open_nursery() as nursery:
-        await nursery.start(server.run)
-        print(f"bootstrap.servers={server.bootstrap_servers}", flush=True)
-        if server.tls is not None:
-            print(f"ssl.ca.location={server.tls.ca_file}", flush=True)
-        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for _ in signals:
-                break
-        nursery.cancel_scope.cancel()
-    print("mockkafka proxy: stopped", file=sys.stderr)
-    return 0

@@ -25,7 +25,7 @@ from mockkafka.scenario.plan import (
     TrafficCount,
     TransactionState,
 )
-from mockkafka.views import group_view
+from mockkafka.views import GroupView, group_view
 
 if TYPE_CHECKING:
     from mockkafka.cluster.state import ClusterState
@@ -35,6 +35,16 @@ if TYPE_CHECKING:
 #: (topic, partition) -> [(offset, key, value)] of records a client or the seed wrote and
 #: had acknowledged (a list: after a truncation two records may have had the same offset).
 Acked = dict[tuple[str, int], list[tuple[int, bytes | None, bytes | None]]]
+
+
+def view_group(state: Any, group: str) -> GroupView:
+    """The view of ``group`` in ``state``: the fake's state on its loop, or a proxy's
+    upstream read through the Admin API (``_api/proxy_state.py``)."""
+    from mockkafka._api.proxy_state import UpstreamState
+
+    if isinstance(state, UpstreamState):
+        return state.groups.view(group)
+    return group_view(state, group)
 
 
 def acknowledged(traffic: TrafficLog, topics: set[str], since_seq: int = 0) -> Acked:
@@ -172,7 +182,7 @@ def _one(
     if isinstance(c, GroupState):
         if c.group not in state.groups.groups:
             return [f"group {c.group!r} does not exist"]
-        v = group_view(state, c.group)
+        v = view_group(state, c.group)
         if v.state != c.state or (c.members is not None and len(v.members) != c.members):
             return [
                 f"group {c.group!r} is {v.state} with {len(v.members)} members, expected "

@@ -224,6 +224,12 @@ class Checked:
     #: For each check of ``expect:``, the parameters its YAML used.
     check_parameters: tuple[tuple[str, ...], ...]
 
+    def step_line(self, index: int) -> int | None:
+        """The line of step ``index`` in the file (for messages naming a step, e.g. one a
+        proxy cannot run)."""
+        line: int | None = self.marks.get(("steps", index), (None, None))[0]
+        return line
+
     def locate(self, exc: ScenarioError) -> ScenarioError:
         """``exc`` (found while building the scenario) with this file, line and column."""
         line, col = _locate(self.marks, exc.path, at_value=True)

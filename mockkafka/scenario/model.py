@@ -17,6 +17,7 @@ into file, line and column.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -91,6 +92,7 @@ if TYPE_CHECKING:
     import os
 
     from mockkafka._api.cluster import AsyncCluster, Cluster
+    from mockkafka._api.proxy import Proxy
     from mockkafka.scenario.runner import ScenarioThread
 
 
@@ -166,15 +168,24 @@ class Scenario(_Data):
         """A scenario from YAML text (checked and bound as :meth:`load` does a file)."""
         return load_text(text, file=file, skip_expect=skip_expect, **parameters)
 
-    def start(self, cluster: Cluster) -> ScenarioThread:
+    def check_runs_on(self, target: Any) -> None:
+        """Raise ScenarioError naming every step and check ``target`` cannot run, with its
+        file and line and what to use instead (a :class:`~mockkafka.Proxy` cannot run the
+        steps that need the in-process fake); nothing when it can run them all.
+        ``start`` and ``run`` call it before anything starts."""
+        from mockkafka.scenario.on_proxy import check_runs_on
+
+        check_runs_on(self, target)
+
+    def start(self, cluster: Cluster | Proxy) -> ScenarioThread:
         """Set up topics and seed data, then play the steps in the background on a running
-        :class:`~mockkafka.Cluster`; returns a handle with ``wait()``, ``stop()`` and
+        :class:`~mockkafka.Cluster` (or :class:`~mockkafka.Proxy`); returns a handle with ``wait()``, ``stop()`` and
         ``check()`` (AssertionError listing every failed expectation)."""
         from mockkafka.scenario.runner import start
 
         return start(self, cluster)
 
-    def run(self, cluster: Cluster, *, timeout: float | None = None) -> None:
+    def run(self, cluster: Cluster | Proxy, *, timeout: float | None = None) -> None:
         """Set up, play every step (each waits at most its ``timeout``), check ``expect:``;
         raises AssertionError listing every failed expectation."""
         from mockkafka.scenario.runner import run
@@ -363,7 +374,10 @@ def load_text(
 
         for spec in scenario.seed:
             check_templates(spec, scenario.random_seed)
-        return scenario
+        steps = tuple(
+            dataclasses.replace(s, line=checked.step_line(i)) for i, s in enumerate(scenario.steps)
+        )
+        return dataclasses.replace(scenario, steps=steps)
     except ScenarioError as exc:
         raise checked.locate(exc) from None
 

@@ -165,7 +165,7 @@ def _nondefault_repr(obj: Any) -> str:
     parts = []
     for f in fields(obj):
         v = getattr(obj, f.name)
-        if v != f.default:
+        if f.repr and v != f.default:
             parts.append(f"{f.name}={v!r}")
     return f"{type(obj).__name__}({', '.join(parts)})"
 
@@ -693,6 +693,8 @@ class Step(_Data):
     start: StartCondition | None = None
     name: str | None = None
     timeout_ms: int = DEFAULT_STEP_TIMEOUT_MS
+    #: The step's line in its file (set by the loader; for messages only).
+    line: int | None = field(default=None, compare=False, repr=False)
 
     @property
     def label(self) -> str:
@@ -866,6 +868,8 @@ class ScenarioPlan(Protocol):
     def parameters(self) -> tuple[ScenarioParameter, ...]: ...
     @property
     def check_parameters(self) -> tuple[tuple[str, ...], ...]: ...
+    @property
+    def source(self) -> str | None: ...
 
 
 # -- document -> model ----------------------------------------------------------------------

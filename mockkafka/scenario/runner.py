@@ -24,14 +24,16 @@ import inspect
 import threading
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import trio
 
 from mockkafka._api.cluster import AsyncCluster, Cluster
+from mockkafka._api.proxy import AsyncProxy, Proxy, _ProxyBase
 from mockkafka.errors import MockKafkaError, WaitTimeout
 from mockkafka.faults.engine import Rule, engine_of
-from mockkafka.scenario.expect import Acked, evaluate
+from mockkafka.scenario.expect import Acked, evaluate, view_group
+from mockkafka.scenario.on_proxy import check_runs_on
 from mockkafka.scenario.plan import (
     AfterCommits,
     AfterCommitted,
@@ -52,7 +54,6 @@ from mockkafka.scenario.plan import (
 )
 from mockkafka.scenario.seed import seed_records
 from mockkafka.server.waits import Seen
-from mockkafka.views import group_view
 
 if TYPE_CHECKING:
     from mockkafka.cluster.state import ClusterState
@@ -67,7 +68,9 @@ _POSITIONAL |= {"offsets", "value", "member_id"}
 class ScenarioRun:
     """One playing of a scenario on one cluster (see the module docstring)."""
 
-    def __init__(self, scenario: ScenarioPlan, cluster: Cluster | AsyncCluster) -> None:
+    def __init__(
+        self, scenario: ScenarioPlan, cluster: Cluster | AsyncCluster | Proxy | AsyncProxy
+    ) -> None:
         self.scenario = scenario
         self.cluster = cluster
         self.rules: dict[str, Rule] = {}
@@ -87,7 +90,12 @@ class ScenarioRun:
 
     @property
     def state(self) -> ClusterState:
-        """The raw state: touch it only in probes and ``cluster.call`` (the loop's thread)."""
+        """The raw state: touch it only in probes and ``cluster.call`` (the loop's thread).
+        Against a proxy: a live view of the upstream (``_api/proxy_state.py``)."""
+        if isinstance(self.cluster, _ProxyBase):
+            from mockkafka._api.proxy_state import UpstreamState
+
+            return cast("ClusterState", UpstreamState(self.cluster))
         return self.cluster._state
 
     # -- setup --------------------------------------------------------------------------------
@@ -183,8 +191,9 @@ class ScenarioRun:
             self.problems.append(f"step {j + 1} {s.label} never ran (an earlier step did not)")
 
     async def _sync(self, fn: Callable[[], T]) -> T:
-        """Run a sync cluster method: a threaded Cluster's verbs block, so off this loop."""
-        if isinstance(self.cluster, Cluster):
+        """Run a sync cluster method: a threaded Cluster's verbs block, so off this loop (a
+        proxy's too: they make requests to the upstream)."""
+        if isinstance(self.cluster, Cluster | _ProxyBase):
             return await trio.to_thread.run_sync(fn)
         return fn()
 
@@ -219,9 +228,16 @@ class ScenarioRun:
             return Seen(ok, None, seen)
 
         try:
-            await self.cluster._waits.wait_async(
-                probe, timeout=timeout_ms / 1000, what=describe_start(cond)
-            )
+            if isinstance(self.cluster, _ProxyBase):  # the upstream is polled, not signalled
+
+                def poll() -> tuple[bool, str]:
+                    return check()
+
+                await self.cluster._poll_async(poll, timeout_ms / 1000, describe_start(cond))
+            else:
+                await self.cluster._waits.wait_async(
+                    probe, timeout=timeout_ms / 1000, what=describe_start(cond)
+                )
         except WaitTimeout as exc:
             return str(exc)
         return None
@@ -330,7 +346,7 @@ class ScenarioRun:
             def group() -> tuple[bool, str]:
                 if cond.group not in st.groups.groups:
                     return False, "the group does not exist"
-                v = group_view(st, cond.group)
+                v = view_group(st, cond.group)
                 ok = v.state == cond.state and (
                     cond.members is None or len(v.members) == cond.members
                 )
@@ -341,7 +357,7 @@ class ScenarioRun:
 
         def transaction() -> tuple[bool, str]:
             try:
-                v = self.cluster.transaction(cond.transactional_id)
+                v = cast(Any, self.cluster).transaction(cond.transactional_id)
             except MockKafkaError:
                 return False, "the transactional id is unknown"
             return v.state == cond.state, f"last seen {v.state}"
@@ -374,7 +390,7 @@ class ScenarioRun:
             p = self.cluster.topic(kw["topic"]).partitions[kw["partition"]]
             reps: list[int] = list(p.replicas)
             return reps[(reps.index(p.leader) + 1) % len(reps)] if p.leader in reps else reps[0]
-        ids = sorted(b.node_id for b in self.cluster.brokers)
+        ids = sorted(b if isinstance(b, int) else b.node_id for b in self.cluster.brokers)
         cur = self._coordinator(kw)
         return ids[(ids.index(cur) + 1) % len(ids)] if cur in ids else ids[0]
 
@@ -472,7 +488,7 @@ class ScenarioThread:
     to raise an AssertionError listing every failed expectation.
     """
 
-    def __init__(self, scenario: ScenarioPlan, cluster: Cluster) -> None:
+    def __init__(self, scenario: ScenarioPlan, cluster: Cluster | Proxy) -> None:
         self.cluster = cluster
         self.run = ScenarioRun(scenario, cluster)
         self.run.setup()
@@ -522,24 +538,28 @@ class ScenarioThread:
             raise AssertionError(self.run.report(failures))
 
 
-def start(scenario: ScenarioPlan, cluster: Cluster) -> ScenarioThread:
-    if not isinstance(cluster, Cluster):
+def start(scenario: ScenarioPlan, cluster: Cluster | Proxy) -> ScenarioThread:
+    if not isinstance(cluster, Cluster | Proxy):
         raise MockKafkaError(
-            "Scenario.start takes a running mockkafka.Cluster; for a trio AsyncCluster use "
-            "`await scenario.run_async(cluster)` (e.g. in a nursery task)"
+            "Scenario.start takes a running mockkafka.Cluster or mockkafka.Proxy; for a trio "
+            "AsyncCluster or AsyncProxy use `await scenario.run_async(cluster)` (e.g. in a "
+            "nursery task)"
         )
+    check_runs_on(scenario, cluster)
     return ScenarioThread(scenario, cluster)
 
 
-def run(scenario: ScenarioPlan, cluster: Cluster, *, timeout: float | None = None) -> None:
+def run(scenario: ScenarioPlan, cluster: Cluster | Proxy, *, timeout: float | None = None) -> None:
     t = start(scenario, cluster)
     if not t.wait(timeout):
         t.stop()
     t.check()
 
 
-async def run_async(scenario: ScenarioPlan, cluster: AsyncCluster | Cluster) -> None:
-    if isinstance(cluster, Cluster):
+async def run_async(
+    scenario: ScenarioPlan, cluster: AsyncCluster | Cluster | AsyncProxy | Proxy
+) -> None:
+    if isinstance(cluster, Cluster | Proxy):
         import sniffio
 
         if sniffio.current_async_library() == "asyncio":
@@ -549,9 +569,15 @@ async def run_async(scenario: ScenarioPlan, cluster: AsyncCluster | Cluster) -> 
         else:
             await trio.to_thread.run_sync(run, scenario, cluster)
         return
+    check_runs_on(scenario, cluster)
     r = ScenarioRun(scenario, cluster)
-    r.setup()
-    await r.play()
-    failures = r.failures()
+    if isinstance(cluster, AsyncProxy):  # setup and checks make requests to the upstream
+        await trio.to_thread.run_sync(r.setup)
+        await r.play()
+        failures = await trio.to_thread.run_sync(r.failures)
+    else:
+        r.setup()
+        await r.play()
+        failures = r.failures()
     if failures:
         raise AssertionError(r.report(failures))

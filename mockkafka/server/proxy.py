@@ -33,7 +33,8 @@ supported.
 
 Nothing here keeps Kafka's state: topics, offsets and groups live upstream. Requests the
 codec cannot decode are relayed untouched. Not yet: the data-editing actions (partial
-trailing batch, corrupt batch).
+trailing batch, corrupt batch). The cluster verbs of ``mockkafka.Proxy`` use this server's
+emulation hooks (:meth:`ProxyServer.stop_broker`, :meth:`isolate`, ``api_caps``).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ from mockkafka.faults.model import (
     DropConnection,
     Error,
     NeverRespond,
+    Observe,
     Throttle,
 )
 from mockkafka.handlers._errors import build_error_response
@@ -73,6 +75,12 @@ from mockkafka.server.traffic import Exchange, TrafficLog
 from mockkafka.server.upstream import UpstreamAuthFailed, UpstreamSecurity, login
 from mockkafka.server.upstream import request as upstream_request
 from mockkafka.server.waits import StateSignal
+
+#: The fault actions the proxy applies to relayed traffic (the scenario loader names a
+#: fault step with any other as one a proxy cannot run).
+PROXY_ACTIONS = frozenset(
+    {Error, Delay, Throttle, DropConnection, NeverRespond, CustomHandler, Observe}
+)
 
 MAX_FRAME = 128 * 1024 * 1024
 #: What ``_request`` returns for a request a rule never answers.
@@ -160,9 +168,13 @@ class ProxyServer:
         self._conn_ids = itertools.count(1)
         self._nursery: trio.Nursery | None = None
         self._listening: dict[int, trio.Event] = {}
-        #: brokers whose listener refuses clients (``stop_broker``), and open connections
+        # Emulated at the proxy (the cluster verbs of mockkafka.Proxy): brokers "stopped",
+        # client ids cut off by a network partition, API versions capped in ApiVersions.
         self.stopped: set[int] = set()
-        self._open: dict[int, set[trio.CancelScope]] = {}
+        self.isolated: set[str] = set()
+        self.api_caps: dict[int, int] = {}
+        #: connection id -> (node id, client id once seen, the scope that closes it)
+        self._conns: dict[int, tuple[int, str | None, trio.CancelScope]] = {}
 
     def now_ms(self) -> int:
         return int((time.monotonic() - self._t0) * 1000)
@@ -225,7 +237,7 @@ class ProxyServer:
         async def handle(stream: Any) -> None:
             if self.tls is not None:
                 stream = self.tls.wrap(stream)
-            await self._connection(stream, node_id)
+            await self._relay(stream, node_id)
 
         async def serve() -> None:
             await trio.serve_listeners(handle, listeners)
@@ -235,41 +247,16 @@ class ProxyServer:
 
     # -- one client connection ------------------------------------------------------------------
 
-    def stop_broker(self, node_id: int) -> None:
-        """Emulate a stopped broker at the proxy (Kafka's broker keeps running): its
-        listener closes every client connection at once and the open ones are dropped."""
-        self._check_node(node_id)
-        self.stopped.add(node_id)
-        for scope in self._open.get(node_id, set()):
-            scope.cancel()
-        self.signal.notify()
-
-    def start_broker(self, node_id: int) -> None:
-        """Undo :meth:`stop_broker`: the listener relays again."""
-        self._check_node(node_id)
-        self.stopped.discard(node_id)
-        self.signal.notify()
-
     def _check_node(self, node_id: int) -> None:
         if node_id not in self.ports:
             known = ", ".join(map(str, sorted(self.ports))) or "none yet"
             raise ConfigError(f"broker {node_id}: the upstream has no such node (known: {known})")
 
-    async def _connection(self, client: trio.abc.Stream, node_id: int) -> None:
-        if node_id in self.stopped:
-            await trio.aclose_forcefully(client)
-            return
-        with trio.CancelScope() as scope:
-            self._open.setdefault(node_id, set()).add(scope)
-            try:
-                await self._relay(client, node_id)
-            finally:
-                self._open[node_id].discard(scope)
-        if scope.cancelled_caught:
-            await trio.aclose_forcefully(client)
-
     async def _relay(self, client: trio.abc.Stream, node_id: int) -> None:
         conn_id = next(self._conn_ids)
+        if node_id in self.stopped:  # a stopped broker refuses connections
+            await client.aclose()
+            return
         try:
             with trio.fail_after(CONNECT_TIMEOUT_S):
                 upstream = await self.security.connect(*self.brokers[node_id])
@@ -277,15 +264,21 @@ class ProxyServer:
             await client.aclose()
             return
         send, receive = trio.open_memory_channel[_InFlight](1000)
-        async with client, upstream, trio.open_nursery() as nursery:
+        try:
+            async with client, upstream, trio.open_nursery() as nursery:
+                self._conns[conn_id] = (node_id, None, nursery.cancel_scope)
+                if node_id in self.stopped:  # stopped while this connection was opening
+                    nursery.cancel_scope.cancel()
 
-            async def close_both() -> None:
-                nursery.cancel_scope.cancel()
+                async def close_both() -> None:
+                    nursery.cancel_scope.cancel()
 
-            nursery.start_soon(
-                self._to_upstream, client, upstream, send, node_id, conn_id, close_both
-            )
-            nursery.start_soon(self._to_client, client, upstream, receive, close_both)
+                nursery.start_soon(
+                    self._to_upstream, client, upstream, send, node_id, conn_id, close_both
+                )
+                nursery.start_soon(self._to_client, client, upstream, receive, close_both)
+        finally:
+            self._conns.pop(conn_id, None)
 
     async def _to_upstream(
         self,
@@ -327,6 +320,8 @@ class ProxyServer:
             hdr, pos = parse_request_header(payload)
         except Exception:
             return payload
+        if self._isolated(conn_id, hdr.client_id):
+            return None
         api = API_BY_KEY.get(hdr.api_key)
         body: dict[str, Any] | None = None
         if api is not None:
@@ -485,6 +480,8 @@ class ProxyServer:
             return payload, None
         changed = await self._rewrite_addresses(body)
         self._learn_topics(body)
+        if api.name == "ApiVersions" and self.api_caps:
+            changed = self._cap_versions(body) or changed
         if item.merge_with is not None:
             merged = build_error_response(api, item.version, item.merge_with, 0)
             self._merge(item, merged, body)
@@ -507,6 +504,61 @@ class ProxyServer:
         if changed:
             payload = payload[:pos] + c.encode(body)
         return payload, body
+
+    # -- emulated cluster verbs (run on the proxy's loop) -------------------------------------
+
+    def stop_broker(self, node_id: int) -> None:
+        """Emulate a stopped broker at the proxy (Kafka's broker keeps running): refuse new
+        connections to ``node_id``'s listener and close its open ones (ConfigError naming
+        the known node ids when ``node_id`` is not one)."""
+        self._check_node(node_id)
+        self.stopped.add(node_id)
+        for conn_node, _client, scope in list(self._conns.values()):
+            if conn_node == node_id:
+                scope.cancel()
+        self.signal.notify()
+
+    def start_broker(self, node_id: int) -> None:
+        """Accept connections to ``node_id``'s listener again."""
+        self._check_node(node_id)
+        self.stopped.discard(node_id)
+        self.signal.notify()
+
+    def isolate(self, client_id: str) -> None:
+        """Cut ``client_id`` off: close its connections, drop each new one at its first request."""
+        self.isolated.add(client_id)
+        for _node, seen, scope in list(self._conns.values()):
+            if seen == client_id:
+                scope.cancel()
+
+    def heal(self, client_id: str | None = None) -> None:
+        """End the partition of ``client_id`` (None: of every client)."""
+        if client_id is None:
+            self.isolated.clear()
+        else:
+            self.isolated.discard(client_id)
+
+    def _isolated(self, conn_id: int, client_id: str | None) -> bool:
+        known = self._conns.get(conn_id)
+        if known is not None and known[1] is None and client_id is not None:
+            self._conns[conn_id] = (known[0], client_id, known[2])
+        return client_id is not None and client_id in self.isolated
+
+    def _cap_versions(self, body: dict[str, Any]) -> bool:
+        """Clamp the advertised versions to :attr:`api_caps` (an API capped below its
+        minimum is left out), as an older Kafka would advertise."""
+        keys = body.get("api_keys")
+        if not isinstance(keys, list):
+            return False
+        kept = []
+        for k in keys:
+            cap = self.api_caps.get(k.get("api_key"))
+            if cap is None:
+                kept.append(k)
+            elif cap >= k["min_version"]:
+                kept.append({**k, "max_version": min(cap, k["max_version"])})
+        body["api_keys"] = kept
+        return True
 
     def _merge(self, item: _InFlight, merged: dict[str, Any], real: dict[str, Any] | None) -> None:
         """Claimed partitions get their rule's error, the others Kafka's answer."""

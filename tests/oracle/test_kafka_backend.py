@@ -70,6 +70,12 @@ def test_a_shared_cluster_starts_each_test_clean(kafka_cluster_shared):
 def test_the_consumer_survives_a_leader_move(kafka_cluster):
     kafka_cluster.create_topic("moves", partitions=1)
     kafka_cluster.move_leader("moves", 0, to=1)
+    assert kafka_cluster.topic("moves").partition(0).leader == 1
+
+
+def test_an_unclean_election_loses_records(kafka_cluster):
+    kafka_cluster.create_topic("unclean", partitions=1)
+    kafka_cluster.truncate_log("unclean", 0, to_offset=0)
 """
 
 
@@ -78,14 +84,14 @@ def test_the_same_user_test_passes_on_the_fake_and_on_real_kafka(
 ) -> None:
     pytester.makepyfile(test_user=USER_TESTS)
     fake = pytester.runpytest("-p", "no:cacheprovider", "-rs")
-    fake.assert_outcomes(passed=4)
+    fake.assert_outcomes(passed=5)
 
     monkeypatch.setattr(backend, "_broker", kafka)
     real = pytester.runpytest("-p", "no:cacheprovider", "-rs", "--kafka-backend=kafka")
-    # Fault rules and traffic work on real Kafka too: the proxy sits in front of it.
-
-    real.assert_outcomes(passed=3, skipped=1)
-    real.stdout.fnmatch_lines(["*kafka_cluster.move_leader is something only mockkafka can do*"])
+    # Fault rules, traffic and the proxy's cluster verbs work on real Kafka too: the proxy
+    # sits in front of it; a verb only the fake has skips the test, saying what instead.
+    real.assert_outcomes(passed=4, skipped=1)
+    real.stdout.fnmatch_lines(["*--kafka-backend=kafka: truncate_log needs the in-process fake*"])
 
 
 def test_the_ini_option_selects_the_backend_and_a_typo_is_a_usage_error(
@@ -112,3 +118,49 @@ def test_kafka_proxy_upstream_runs_the_fixtures_on_an_existing_cluster(
         "idempotent or round_trip",
     )
     result.assert_outcomes(passed=2)
+
+
+SCENARIO_TESTS = """
+import pytest
+from confluent_kafka import Consumer, Producer
+
+
+@pytest.mark.kafka_scenario("throttled-cluster")
+def test_throttled(kafka_cluster):
+    producer = Producer({"bootstrap.servers": kafka_cluster.bootstrap_servers})
+    for i in range(10):
+        producer.produce("orders", value=f"order-{i}".encode(), partition=i % 2)
+    assert producer.flush(15) == 0
+    consumer = Consumer({
+        "bootstrap.servers": kafka_cluster.bootstrap_servers,
+        "group.id": "billing",
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+    })
+    consumer.subscribe(["orders"])
+    seen = 0
+    for _ in range(300):
+        if seen == 10:
+            break
+        msg = consumer.poll(0.1)
+        if msg is not None and msg.error() is None:
+            seen += 1
+    consumer.commit(asynchronous=False)
+    consumer.close()
+    assert seen == 10
+
+
+@pytest.mark.kafka_scenario("unclean-leader-election")
+def test_unclean(kafka_cluster):
+    pass
+"""
+
+
+def test_a_kafka_scenario_marker_plays_on_the_proxy_or_skips_naming_the_steps(
+    pytester: pytest.Pytester, kafka: KafkaBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_user=SCENARIO_TESTS)
+    monkeypatch.setattr(backend, "_broker", kafka)
+    real = pytester.runpytest("-p", "no:cacheprovider", "-rs", "--kafka-backend=kafka")
+    real.assert_outcomes(passed=1, skipped=1)
+    real.stdout.fnmatch_lines(["*step 1 truncate_log: truncate_log needs the in-process fake*"])

@@ -212,6 +212,8 @@ def test_the_proxy_command_prints_bootstrap_servers_and_relays(kafka: KafkaBroke
         line = proc.stdout.readline().strip()
         assert line.startswith("bootstrap.servers=127.0.0.1:"), line
         bootstrap = line.split("=", 1)[1]
+        control = proc.stdout.readline().strip()
+        assert control.startswith("control=http://127.0.0.1:"), control
         topic = unique("pxcli")
         create_topic(bootstrap, topic, partitions=1)
         producer = Producer({"bootstrap.servers": bootstrap})

@@ -198,8 +198,10 @@ def test_the_proxy_command_takes_the_security_options(secure_kafka: KafkaBroker)
     try:
         assert proc.stdout is not None
         boot = proc.stdout.readline().strip()
+        control = proc.stdout.readline().strip()
         ca = proc.stdout.readline().strip()
         assert boot.startswith("bootstrap.servers=127.0.0.1:"), (boot, proc.stderr)
+        assert control.startswith("control=http://127.0.0.1:"), control
         assert ca.startswith("ssl.ca.location="), ca
         admin = AdminClient(
             {

@@ -59,13 +59,14 @@ def consume_all(
     until: int,
     timeout: float = 40.0,
     consumer: Consumer | None = None,
+    group: str = GROUP,
 ) -> tuple[Consumer, int]:
     """Read with group ``billing`` and commit synchronously until ``until`` records were
     received; returns the (still open) consumer and the count."""
     c = consumer or Consumer(
         {
             "bootstrap.servers": cluster.bootstrap_servers,
-            "group.id": GROUP,
+            "group.id": group,
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
             "session.timeout.ms": 6000,
@@ -87,31 +88,37 @@ def consume_all(
             # a rebalance or a coordinator move may refuse it: commit again next round
             with contextlib.suppress(KafkaException):
                 c.commit(asynchronous=False)
-        if got >= until and _committed_all(cluster, topic):
+        if got >= until and _committed_all(cluster, topic, group):
             break
     return c, got
 
 
-def _committed_all(cluster: mockkafka.Cluster, topic: str) -> bool:
+def _committed_all(cluster: mockkafka.Cluster, topic: str, group: str = GROUP) -> bool:
     hw = {p.partition: p.high_watermark for p in cluster.topic(topic).partitions}
-    done = cluster.committed_offsets(GROUP)
+    done = cluster.committed_offsets(group)
     return all(done.get((topic, p), -1) >= h for p, h in hw.items())
 
 
 def pipeline(
-    cluster: mockkafka.Cluster, topic: str, *, n: int = 200, seeded: int = 0, **conf: Any
+    cluster: mockkafka.Cluster,
+    topic: str,
+    *,
+    n: int = 200,
+    seeded: int = 0,
+    group: str = GROUP,
+    **conf: Any,
 ) -> tuple[Consumer, int, int]:
     """A producer thread writes ``n`` records while a consumer group reads them all (and the
     ``seeded`` ones). Returns the open consumer, how many were acknowledged and read."""
     acked = [0]
     t = threading.Thread(target=lambda: acked.__setitem__(0, produce(cluster, topic, n, **conf)))
     t.start()
-    consumer, got = consume_all(cluster, topic, until=n + seeded)
+    consumer, got = consume_all(cluster, topic, until=n + seeded, group=group)
     t.join(60)
     assert not t.is_alive(), "the producer did not finish within 60 s"
     if got < n + seeded:  # the producer finished late: read the rest
         consumer, more = consume_all(
-            cluster, topic, until=n + seeded - got, consumer=consumer, timeout=20
+            cluster, topic, until=n + seeded - got, consumer=consumer, timeout=20, group=group
         )
         got += more
     return consumer, acked[0], got
