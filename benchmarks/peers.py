@@ -311,6 +311,8 @@ class KafkaBroker:
         raise RuntimeError(f"the Kafka broker was not ready in {READY_TIMEOUT_S:.0f} s")
 
     def _create_topics(self, topics: dict[str, int]) -> None:
+        if not topics:
+            return
         from confluent_kafka.admin import AdminClient, NewTopic
 
         admin = AdminClient({"bootstrap.servers": self.bootstrap_servers, "log_level": 3})
