@@ -7,7 +7,8 @@ one command, one table of ratios.
 The table ends with the pipelines of ``bench_pipeline.py`` (franz-go and confluent-kafka;
 a producer and three consumer groups under the eager, cooperative and KIP-848 balancers,
 and the transactional variant; seconds per run, 500,000 records, ``--quick`` 20,000)
-against ``mockkafka serve``, kfake and Kafka (``--no-pipelines`` skips them).
+against ``mockkafka serve``, kfake and Kafka (not with ``--quick``; ``--no-pipelines`` skips
+them).
 
 Five targets, driven by the same confluent-kafka client in this process:
 
@@ -765,7 +766,12 @@ def pipeline_rows(args: argparse.Namespace, targets: list[str], reps: int) -> li
     """The pipelines of ``bench_pipeline.py`` as rows: seconds per run, ``process`` beside
     kfake and Kafka (each client's runs take turns on the targets, as the other rows do)."""
     n = args.pipeline_records or (20_000 if args.quick else 500_000)
-    on = [t for t in ("process", "kfake", "kafka") if t in targets]
+    # --quick leaves Kafka out of them: a JVM per client and seconds per run (two minutes).
+    on = [
+        t
+        for t in ("process", "kfake", "kafka")
+        if t in targets and not (args.quick and t == "kafka")
+    ]
     if "process" not in on:
         return []
     # The pipelines take longer than the other figures: --quick runs them once.
