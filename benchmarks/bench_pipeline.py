@@ -81,7 +81,7 @@ def franz_go(bootstrap: str, variant: str, n: int, rf: int, timeout: float) -> f
 
 def confluent(bootstrap: str, variant: str, n: int, rf: int, timeout: float) -> float:
     """Seconds of one run with confluent-kafka (raises RuntimeError on a failed check)."""
-    from confluent_kafka import Consumer, KafkaException, Producer
+    from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
     from confluent_kafka.admin import AdminClient, NewTopic
 
     prefix = f"pipe-{uuid.uuid4().hex[:8]}"
@@ -96,6 +96,12 @@ def confluent(bootstrap: str, variant: str, n: int, rf: int, timeout: float) -> 
             raise RuntimeError(f"creating {name}: {exc}") from None
     mode, _, balancer = variant.partition("-")
     txn = mode == "txn"
+    retry_commit = {
+        KafkaError.REBALANCE_IN_PROGRESS,
+        KafkaError.ILLEGAL_GENERATION,
+        KafkaError.UNKNOWN_MEMBER_ID,
+        KafkaError.STALE_MEMBER_EPOCH,
+    }
     deadline = time.monotonic() + timeout
     stop = threading.Event()
     forwarded = [0, 0, 0]
@@ -132,10 +138,38 @@ def confluent(bootstrap: str, variant: str, n: int, rf: int, timeout: float) -> 
         if txn:
             pconf["transactional.id"] = f"{prefix}-g{stage + 1}-{index}"
         p = Producer(pconf)
+        # Offsets produced downstream but not committed yet: a commit refused while the
+        # group rebalances (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION: the cooperative
+        # protocol keeps consuming meanwhile) is retried with the next batch, and the
+        # offsets of partitions about to be revoked are committed in on_revoke, before
+        # another member takes them over (else it would consume them again).
+        pending: dict[int, int] = {}
+
+        def commit(partitions: set[int] | None = None) -> None:
+            chosen = {k: v for k, v in pending.items() if partitions is None or k in partitions}
+            if not chosen:
+                return
+            try:
+                c.commit(
+                    offsets=[TopicPartition(src, k, v) for k, v in chosen.items()],
+                    asynchronous=False,
+                )
+            except KafkaException as exc:
+                if exc.args[0].code() not in retry_commit:
+                    raise
+                return
+            for k, v in chosen.items():
+                if pending.get(k) == v:
+                    del pending[k]
+
+        def on_revoke(_c: Any, parts: list[Any]) -> None:
+            if not txn:
+                commit({tp.partition for tp in parts})
+
         try:
             if txn:
                 p.init_transactions(30)
-            c.subscribe([src])
+            c.subscribe([src], on_revoke=on_revoke)
             while not stop.is_set() and time.monotonic() < deadline:
                 msgs = [m for m in c.consume(MAX_POLL, 0.2) if m.error() is None]
                 if not msgs:
@@ -157,7 +191,9 @@ def confluent(bootstrap: str, variant: str, n: int, rf: int, timeout: float) -> 
                 else:
                     if p.flush(30):
                         raise RuntimeError(f"stage {stage + 1}: produce did not complete")
-                    c.commit(asynchronous=False)
+                    for m in msgs:
+                        pending[m.partition()] = max(pending.get(m.partition(), 0), m.offset() + 1)
+                    commit()
                 with lock:
                     forwarded[stage] += len(msgs)
         except Exception as exc:  # reported by the check below
@@ -183,7 +219,7 @@ def confluent(bootstrap: str, variant: str, n: int, rf: int, timeout: float) -> 
     reader_conf.pop("group.protocol", None)
     reader_conf.pop("partition.assignment.strategy", None)
     reader = Consumer(reader_conf)
-    from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+    from confluent_kafka import OFFSET_BEGINNING
 
     reader.assign([TopicPartition(topics[3], i, OFFSET_BEGINNING) for i in range(6)])
     threads = [
