@@ -386,7 +386,6 @@ def test_request_info_shares_the_sets_of_requests_that_name_the_same_things() ->
     assert a.topics == frozenset({"orders"}) and a.partitions == frozenset({("orders", 0)})
     assert a.topics is b.topics and a.partitions is b.partitions
     assert a.groups is b.groups and not a.groups
-    other = request_info(
-        "Produce", 9, {**body, "topic_data": [{"name": "x", "partition_data": []}]}
-    )
+    x = [{"name": "x", "partition_data": [{"index": 1, "records": b""}]}]
+    other = request_info("Produce", 9, {**body, "topic_data": x})
     assert other.topics == frozenset({"x"}) and other.topics is not a.topics
