@@ -173,6 +173,7 @@ def request_info(
 #: One frozenset object per value seen lately (see :func:`_shared`).
 _SHARED: dict[frozenset[Any], frozenset[Any]] = {}
 _SHARED_MAX = 4096
+_SHARED_SIZE = 64  # elements: bigger sets are not kept
 
 
 def _shared(value: frozenset[Any]) -> frozenset[Any]:
@@ -182,6 +183,8 @@ def _shared(value: frozenset[Any]) -> frozenset[Any]:
     request, which every full garbage collection of a long ``serve`` had to walk."""
     if not value:
         return _EMPTY
+    if len(value) > _SHARED_SIZE:
+        return value  # rare, and not to be kept alive (a Metadata of 60,000 names)
     found = _SHARED.get(value)
     if found is not None:
         return found

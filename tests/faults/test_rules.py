@@ -389,3 +389,12 @@ def test_request_info_shares_the_sets_of_requests_that_name_the_same_things() ->
     x = [{"name": "x", "partition_data": [{"index": 1, "records": b""}]}]
     other = request_info("Produce", 9, {**body, "topic_data": x})
     assert other.topics == frozenset({"x"}) and other.topics is not a.topics
+
+
+def test_request_info_does_not_keep_big_sets_alive() -> None:
+    from mockkafka.faults import inspect
+
+    names = [{"name": f"t{i}"} for i in range(1000)]
+    info = request_info("Metadata", 12, {"topics": names})
+    assert len(info.topics) == 1000
+    assert info.topics not in inspect._SHARED  # a 60,000-name Metadata must not stay in memory
