@@ -4,6 +4,12 @@ one command, one table of ratios.
     python benchmarks/compare.py            # 1M x 100 B, 3 paired repetitions (a few minutes)
     python benchmarks/compare.py --quick    # 50k messages, smaller everything (~2 minutes)
 
+The table ends with the pipelines of ``bench_pipeline.py`` (franz-go and confluent-kafka;
+a producer and three consumer groups under the eager, cooperative and KIP-848 balancers,
+and the transactional variant; seconds per run, 500,000 records, ``--quick`` 20,000)
+against ``mockkafka serve``, kfake and Kafka (not with ``--quick``; ``--no-pipelines`` skips
+them).
+
 Five targets, driven by the same confluent-kafka client in this process:
 
 * ``in-process``: ``mockkafka.Cluster(brokers=3)`` in this process (its broker thread shares
@@ -61,6 +67,7 @@ from confluent_kafka import (  # noqa: E402
 import mockkafka  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_pipeline  # noqa: E402
 import peers  # noqa: E402
 
 QUIET = {"log_level": 3}
@@ -755,6 +762,38 @@ def measure(
         rows["init_mean"].add(t, statistics.mean(init_ms))
 
 
+def pipeline_rows(args: argparse.Namespace, targets: list[str], reps: int) -> list[Row]:
+    """The pipelines of ``bench_pipeline.py`` as rows: seconds per run, ``process`` beside
+    kfake and Kafka (each client's runs take turns on the targets, as the other rows do)."""
+    n = args.pipeline_records or (20_000 if args.quick else 500_000)
+    # --quick leaves Kafka out of them: a JVM per client and seconds per run (two minutes).
+    on = [
+        t
+        for t in ("process", "kfake", "kafka")
+        if t in targets and not (args.quick and t == "kafka")
+    ]
+    if "process" not in on:
+        return []
+    # The pipelines take longer than the other figures: --quick runs them once.
+    results, missing = bench_pipeline.run(
+        on,
+        list(bench_pipeline.CLIENTS),
+        list(bench_pipeline.VARIANTS),
+        n,
+        1 if args.quick else reps,
+    )
+    for what, why in missing.items():
+        UNAVAILABLE[f"pipelines on {what}"] = why
+    out = []
+    for (client, variant), by in results.items():
+        short = "franz" if client == "franz-go" else "ck"
+        row = Row(f"pipe {short} {variant} {n // 1000}k", "s", False, "<= 1.0x kfake")
+        for t, values in by.items():
+            row.values[t] = values
+        out.append(row)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes, for CI and a first look")
@@ -762,6 +801,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, help="paired repetitions (3; --quick 3)")
     ap.add_argument("--only", choices=TARGETS, action="append", help="restrict targets")
     ap.add_argument("--no-scale", action="store_true", help="skip the scale curves")
+    ap.add_argument(
+        "--no-pipelines", action="store_true", help="skip the pipeline rows (bench_pipeline.py)"
+    )
+    ap.add_argument(
+        "--pipeline-records",
+        type=int,
+        help="records per pipeline run (500,000; --quick 20,000)",
+    )
     ap.add_argument("--scale-only", action="store_true", help="only the scale curves")
     ap.add_argument(
         "--scale-point",
@@ -825,7 +872,10 @@ def main(argv: list[str] | None = None) -> int:
         reset = fixture_reset(start_rounds)
         if reset is not None:
             rows["reset"].add("in-process", reset)
-    print_table(list(rows.values()), reps)
+    table = list(rows.values())
+    if not args.no_pipelines:
+        table += pipeline_rows(args, targets, reps)
+    print_table(table, reps)
     if not args.no_scale:
         print_scale(q)
     return 0

@@ -4,7 +4,8 @@
   (``github.com/twmb/franz-go/pkg/kfake``, pinned in ``benchmarks/kfake/go.mod``) by
   ``go build`` with ``GOFLAGS=-mod=mod``, as the Go interop tier builds its clients, into
   ``.cache/bench/``; a small main (``benchmarks/kfake/main.go``) starts it on 127.0.0.1 and
-  prints ``bootstrap.servers=``.
+  prints ``bootstrap.servers=``. The franz-go pipeline program of ``bench_pipeline.py``
+  (``benchmarks/pipeline/main.go``, franz-go's kgo client) is built the same way.
 * :class:`KafkaBroker`: Apache Kafka itself (``org.apache.kafka:kafka_2.13``, resolved by mvn
   from Maven Central into ``~/.m2`` through ``benchmarks/kafka/pom.xml``, log4j2 as the slf4j
   binding): one KRaft process as broker and controller on 127.0.0.1, its storage formatted
@@ -35,6 +36,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CACHE = ROOT / ".cache" / "bench"
 KFAKE_SRC = HERE / "kfake"
+PIPELINE_SRC = HERE / "pipeline"
 KAFKA_SRC = HERE / "kafka"
 BUILD_TIMEOUT_S = 300.0
 READY_TIMEOUT_S = 90.0
@@ -94,31 +96,50 @@ _kfake: Path | str | None = None
 def kfake_binary() -> Path | str:
     """The built kfake starter, or why it cannot be built (cached per source digest)."""
     global _kfake
-    if _kfake is not None:
-        return _kfake
-    if shutil.which("go") is None:
-        _kfake = "`go` is not installed (Go 1.26 or newer, see benchmarks/kfake/go.mod)"
-        return _kfake
-    sources = [KFAKE_SRC / "main.go", KFAKE_SRC / "go.mod", KFAKE_SRC / "go.sum"]
-    binary = CACHE / f"kfake-{_digest(sources)}"
-    if not binary.exists():
-        CACHE.mkdir(parents=True, exist_ok=True)
-        env = {"GOFLAGS": "-mod=mod"}
-        if OFFLINE:
-            env["GOPROXY"] = "off"
-        tmp = binary.with_suffix(".tmp")
-        problem = _run(["go", "build", "-o", str(tmp), "."], KFAKE_SRC, "go build (kfake)", env)
-        if problem:
-            _kfake = problem
-            return _kfake
-        tmp.replace(binary)
-    _kfake = binary
+    if _kfake is None:
+        _kfake = _go_build(KFAKE_SRC, "kfake")
     return _kfake
 
 
 def kfake_problem() -> str:
     found = kfake_binary()
     return found if isinstance(found, str) else ""
+
+
+_pipeline: Path | str | None = None
+
+
+def pipeline_binary() -> Path | str:
+    """The franz-go pipeline program (``benchmarks/pipeline``), or why it cannot be built."""
+    global _pipeline
+    if _pipeline is None:
+        _pipeline = _go_build(PIPELINE_SRC, "bench-pipeline")
+    return _pipeline
+
+
+def pipeline_problem() -> str:
+    found = pipeline_binary()
+    return found if isinstance(found, str) else ""
+
+
+def _go_build(src: Path, name: str) -> Path | str:
+    """Build the Go main package in ``src`` into ``.cache/bench/NAME-DIGEST`` (cached per
+    source digest, the Go module proxy unless offline); the binary, or why not."""
+    if shutil.which("go") is None:
+        return f"`go` is not installed (Go 1.26 or newer, see {src.name}/go.mod)"
+    sources = [src / "main.go", src / "go.mod", src / "go.sum"]
+    binary = CACHE / f"{name}-{_digest(sources)}"
+    if not binary.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        env = {"GOFLAGS": "-mod=mod"}
+        if OFFLINE:
+            env["GOPROXY"] = "off"
+        tmp = binary.with_suffix(".tmp")
+        problem = _run(["go", "build", "-o", str(tmp), "."], src, f"go build ({name})", env)
+        if problem:
+            return problem
+        tmp.replace(binary)
+    return binary
 
 
 class KfakeProcess:
@@ -290,6 +311,8 @@ class KafkaBroker:
         raise RuntimeError(f"the Kafka broker was not ready in {READY_TIMEOUT_S:.0f} s")
 
     def _create_topics(self, topics: dict[str, int]) -> None:
+        if not topics:
+            return
         from confluent_kafka.admin import AdminClient, NewTopic
 
         admin = AdminClient({"bootstrap.servers": self.bootstrap_servers, "log_level": 3})

@@ -216,15 +216,28 @@ def build(source: Path) -> tuple[str, str]:
             )
         messages[name] = {"api_key": api_key, "type": kind, "segments": out_segments}
 
+    summary = {
+        name: (m["api_key"], m["type"], tuple((lo, hi, flex) for lo, hi, flex, _ in m["segments"]))
+        for name, m in messages.items()
+    }
+    fields = {
+        name: repr([seg_fields for _, _, _, seg_fields in m["segments"]])
+        for name, m in messages.items()
+    }
     schema_src = (
         HEADER
-        + "\n# name -> {api_key, type, segments: [(lo, hi, flexible_from, fields)]}\n"
+        + "\n# SUMMARY: name -> (api_key, type, ((lo, hi, flexible_from), ...)), one entry per"
+        + " segment\n# of versions. FIELDS: name -> the Python source of each segment's fields,"
+        + " read on first use\n# (protocol/codec.py), so a process parses only the messages it"
+        + " speaks.\n"
         + "# field: (name, type, versions, nullable, tagged, tag, default, subfields, json_name)\n"
         + "# ruff: noqa\n"
         + "from typing import Any\n\n"
-        + "MESSAGES: dict[str, Any] = "
-        + pprint.pformat(messages, width=120, compact=True, sort_dicts=True)
-        + "\n"
+        + "SUMMARY: dict[str, Any] = "
+        + pprint.pformat(summary, width=120, compact=True, sort_dicts=True)
+        + "\n\nFIELDS: dict[str, str] = {\n"
+        + "".join(f"    {name!r}: {fields[name]!r},\n" for name in sorted(fields))
+        + "}\n"
     )
 
     rows = []

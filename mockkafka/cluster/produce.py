@@ -14,6 +14,7 @@ transactional batch may be written, appends, and wakes fetchers waiting on the p
 from __future__ import annotations
 
 import struct
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Final
 
@@ -89,20 +90,62 @@ def validation_is_costly(data: RecordsBlob) -> bool:
     except ProtocolError:
         return False  # rejected at once when validated
     records = 0
-    for header, raw in batches:
+    for header, _raw in batches:
         records += max(header.records_count, 1)
         if header.compression and header.magic < 2:
             return True  # legacy wrapper messages: rare, always validated off the loop
+    if records > INLINE_RECORDS:
+        return True
+    sections: dict[int, bytes] = {}
+    for i, (header, raw) in enumerate(batches):
         if header.compression:
             try:
-                decompress(
+                sections[i] = decompress(
                     header.compression,
                     raw[rec.V2_HEADER_SIZE :],
                     max_output_size=INLINE_DECOMPRESSED_BYTES,
                 )
             except ProtocolError:  # too big (or corrupt): let the worker thread decide
                 return True
-    return records > INLINE_RECORDS
+    if sections:
+        _INFLATED.keep(data, sections)
+    return False
+
+
+class _InflatedSections:
+    """The records sections :func:`validation_is_costly` decompressed, by blob, kept for the
+    validation that follows it on the same thread (:func:`append_records`), so a compressed
+    batch is inflated once per produce instead of twice. Bounded by bytes (the oldest go
+    first: a blob whose request was answered some other way is simply dropped later); an
+    entry holds its blob, so the id it is filed under cannot be reused while it is kept."""
+
+    BUDGET = 8 * 1024 * 1024
+
+    def __init__(self) -> None:
+        self._by_id: OrderedDict[int, tuple[object, dict[int, bytes], int]] = OrderedDict()
+        self._bytes = 0
+
+    def keep(self, blob: object, sections: dict[int, bytes]) -> None:
+        size = sum(len(b) for b in sections.values())
+        if size > self.BUDGET:
+            return
+        self.take(blob)
+        self._by_id[id(blob)] = (blob, sections, size)
+        self._bytes += size
+        while self._bytes > self.BUDGET:
+            _, (_, _, old) = self._by_id.popitem(last=False)
+            self._bytes -= old
+
+    def take(self, blob: object) -> dict[int, bytes] | None:
+        entry = self._by_id.get(id(blob))
+        if entry is None or entry[0] is not blob:
+            return None
+        del self._by_id[id(blob)]
+        self._bytes -= entry[2]
+        return entry[1]
+
+
+_INFLATED = _InflatedSections()
 
 
 def validate_records(data: RecordsBlob | None, max_decompressed: int) -> ProduceOutcome | None:
@@ -129,10 +172,13 @@ def _split(data: RecordsBlob | None) -> list[tuple[rec.BatchHeader, memoryview]]
 
 
 def validate_batches(
-    batches: list[tuple[rec.BatchHeader, memoryview]], max_decompressed: int
+    batches: list[tuple[rec.BatchHeader, memoryview]],
+    max_decompressed: int,
+    sections: dict[int, bytes] | None = None,
 ) -> ProduceOutcome | None:
-    """:func:`validate_records` for batches already split (and CRC-checked)."""
-    for header, raw in batches:
+    """:func:`validate_records` for batches already split (and CRC-checked); ``sections``:
+    records sections already decompressed, by batch index (see :class:`_InflatedSections`)."""
+    for i, (header, raw) in enumerate(batches):
         if header.is_control:
             return ProduceOutcome(
                 ErrorCode.INVALID_RECORD, message="Clients are not allowed to write control records"
@@ -146,7 +192,12 @@ def validate_batches(
         if header.magic >= 2 and header.records_count <= 0:
             return ProduceOutcome(ErrorCode.INVALID_RECORD, message="Batch holds no records")
         try:
-            rec.check_entry(header, raw, max_output_size=max_decompressed)
+            rec.check_entry(
+                header,
+                raw,
+                max_output_size=max_decompressed,
+                section=sections.get(i) if sections else None,
+            )
         except UnsupportedCodecError as exc:
             return ProduceOutcome(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, message=str(exc))
         except ProtocolError as exc:
@@ -192,7 +243,9 @@ def append_records(
         if not rec.verify_crc(header, raw):
             return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message="CRC mismatch")
     if isinstance(validated, Unchecked):
-        validated = validate_batches(batches, limits(state).max_decompressed_batch_bytes)
+        validated = validate_batches(
+            batches, limits(state).max_decompressed_batch_bytes, _INFLATED.take(data)
+        )
     if validated is not None:
         return validated
     first = batches[0][0]

@@ -162,12 +162,39 @@ def request_info(
         broker_id=broker_id,
         connection_id=connection_id,
         client_id=client_id,
-        topics=frozenset(topics),
-        partitions=frozenset(parts),
+        topics=_shared(frozenset(topics)),
+        partitions=_shared(frozenset(parts)),
         all_topics=all_topics,
-        groups=frozenset(_groups(req)),
+        groups=_shared(frozenset(_groups(req))),
         transactional_id=tx if isinstance(tx, str) else None,
     )
+
+
+#: One frozenset object per value seen lately (see :func:`_shared`).
+_SHARED: dict[frozenset[Any], frozenset[Any]] = {}
+_SHARED_MAX = 4096
+_SHARED_SIZE = 64  # elements: bigger sets are not kept
+
+
+def _shared(value: frozenset[Any]) -> frozenset[Any]:
+    """``value``, or an equal frozenset made earlier. Every recorded exchange keeps its
+    RequestInfo, and a client asks about the same topics and partitions again and again:
+    sharing the sets keeps the traffic log from holding three new tracked objects per
+    request, which every full garbage collection of a long ``serve`` had to walk."""
+    if not value:
+        return _EMPTY
+    if len(value) > _SHARED_SIZE:
+        return value  # rare, and not to be kept alive (a Metadata of 60,000 names)
+    found = _SHARED.get(value)
+    if found is not None:
+        return found
+    if len(_SHARED) >= _SHARED_MAX:
+        _SHARED.clear()
+    _SHARED[value] = value
+    return value
+
+
+_EMPTY: frozenset[Any] = frozenset()
 
 
 def split_request(

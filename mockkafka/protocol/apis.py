@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mockkafka.protocol.codec import MESSAGES
+from mockkafka.protocol.codec import SUMMARY
 
 API_VERSIONS_KEY = 18
 CONTROLLED_SHUTDOWN_KEY = 7
@@ -45,20 +45,19 @@ class Api:
 
 def _build() -> tuple[dict[int, Api], dict[str, Api]]:
     by_key: dict[int, Api] = {}
-    for msg_name, msg in MESSAGES.items():
-        if msg["type"] != "request":
+    for msg_name, (api_key, kind, req_segs) in SUMMARY.items():
+        if kind != "request":
             continue
         name = msg_name.removesuffix("Request")
-        resp = MESSAGES.get(name + "Response")
-        if resp is None:
+        resp = SUMMARY.get(name + "Response")
+        if resp is None or api_key is None:
             continue
-        req_segs = msg["segments"]
-        resp_segs = resp["segments"]
+        resp_segs = resp[2]
         lo = max(req_segs[0][0], resp_segs[0][0])
         hi = min(req_segs[-1][1], resp_segs[-1][1])
         # Flexible-from is the same in every segment of one message.
-        by_key[msg["api_key"]] = Api(
-            key=msg["api_key"],
+        by_key[api_key] = Api(
+            key=api_key,
             name=name,
             min_version=lo,
             max_version=hi,

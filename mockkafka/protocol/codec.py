@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-``_schema_data.MESSAGES`` (generated from Kafka's JSON schemas) describes each message as
+``MESSAGES`` (generated from Kafka's JSON schemas, see ``_schema_data``) describes each message as
 version segments with a field tree. The first time a (message, version) is used, this module
 writes the Python source of two specialised functions for it -- a decoder and an encoder, with
 nested structs inlined and runs of fixed-width fields folded into one ``struct`` call -- and
@@ -36,19 +36,53 @@ so a handler may fill one dict for every version.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import os
 import struct
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from mockkafka.protocol._schema_data import MESSAGES as _MESSAGES
+from mockkafka.protocol._schema_data import FIELDS as _FIELDS
+from mockkafka.protocol._schema_data import SUMMARY as _SUMMARY
 from mockkafka.protocol.errors import ProtocolError, UnsupportedVersion
 
-MESSAGES = cast("dict[str, dict[str, Any]]", _MESSAGES)
-"""The generated schema table (see ``_schema_data``), typed for readers."""
+SUMMARY = cast(
+    "dict[str, tuple[int | None, str, tuple[tuple[int, int, int | None], ...]]]", _SUMMARY
+)
+"""Each message's api key, type and version segments (lo, hi, flexible_from), without its
+fields: what the API table (``apis.py``) needs, read at import."""
+
+
+class _Messages(Mapping[str, dict[str, Any]]):
+    """The schema table, name -> ``{api_key, type, segments: [(lo, hi, flexible_from,
+    fields)]}``: a message's fields are parsed from the generated source (``_schema_data``)
+    the first time it is asked for, so a process pays for the messages it speaks only (all
+    of them took tens of milliseconds of every start). Raises KeyError for an unknown name."""
+
+    def __init__(self) -> None:
+        self._parsed: dict[str, dict[str, Any]] = {}
+
+    def __getitem__(self, name: str) -> dict[str, Any]:
+        msg = self._parsed.get(name)
+        if msg is None:
+            api_key, kind, bounds = SUMMARY[name]
+            fields = ast.literal_eval(_FIELDS[name])
+            segments = [(lo, hi, flex, f) for (lo, hi, flex), f in zip(bounds, fields, strict=True)]
+            msg = self._parsed[name] = {"api_key": api_key, "type": kind, "segments": segments}
+        return msg
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(SUMMARY)
+
+    def __len__(self) -> int:
+        return len(SUMMARY)
+
+
+MESSAGES: Mapping[str, dict[str, Any]] = _Messages()
+"""The generated schema table (see ``_schema_data`` and :class:`_Messages`)."""
 
 Message = dict[str, Any]
 Decoder = Callable[[bytes, int], tuple[Message, int]]

@@ -823,15 +823,23 @@ def check_batch(raw: BytesLike, *, max_output_size: int = DEFAULT_MAX_OUTPUT_SIZ
 
 
 def check_entry(
-    header: BatchHeader, raw: memoryview, *, max_output_size: int = DEFAULT_MAX_OUTPUT_SIZE
+    header: BatchHeader,
+    raw: memoryview,
+    *,
+    max_output_size: int = DEFAULT_MAX_OUTPUT_SIZE,
+    section: bytes | None = None,
 ) -> None:
-    """:func:`check_batch` of an entry :func:`split_batches` returned (not split again)."""
+    """:func:`check_batch` of an entry :func:`split_batches` returned (not split again).
+
+    ``section``: the v2 batch's records section already decompressed from ``raw`` (the
+    produce path inflates a compressed batch once to size it, then validates that copy);
+    one longer than ``max_output_size`` is inflated again, to fail as it would have."""
     if header.magic < 2:
         _decode(header, raw, False, max_output_size)
         return
-    _check_v2_section(
-        _v2_section(header, raw, max_output_size), header.records_count, header.base_offset
-    )
+    if section is None or len(section) > max_output_size:
+        section = _v2_section(header, raw, max_output_size)
+    _check_v2_section(section, header.records_count, header.base_offset)
 
 
 # One legacy message parsed from a buffer: offset, magic, attributes, timestamp, crc,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import crc32c
 import pytest
 
 from mockkafka.cluster.produce import append_records
@@ -232,3 +233,61 @@ def test_zstd_needs_produce_v7(state: ClusterState) -> None:
         ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
     )
     assert produce(state, "t", data, version=7)["error_code"] == 0
+
+
+def test_a_compressed_batch_is_inflated_once_per_produce(
+    state: ClusterState, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server asks validation_is_costly first (it inflates a compressed batch to size
+    it), then the handler validates: the records are inflated once, and are all stored."""
+    from mockkafka.cluster import produce as produce_mod
+    from mockkafka.protocol import records as records_mod
+
+    data = rec.encode_batch(
+        [(None, b"v%d" % i) for i in range(50)], compression=rec.CompressionType.GZIP
+    )
+    calls: list[int] = []
+    real = produce_mod.decompress
+
+    def counting(*args: Any, **kwargs: Any) -> bytes:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(produce_mod, "decompress", counting)
+    monkeypatch.setattr(records_mod, "decompress", counting)
+    assert produce_mod.validation_is_costly(data) is False
+    assert produce(state, "t", data)["error_code"] == ErrorCode.NONE
+    assert len(calls) == 1
+    assert state.partition("t", 0).log.log_end_offset == 50
+    # without the sizing step (a direct append) it is inflated by the validation itself
+    assert produce(state, "t", data)["error_code"] == ErrorCode.NONE
+    assert len(calls) == 2
+
+
+def test_an_inflated_batch_bigger_than_the_broker_allows_is_still_refused(
+    state: ClusterState,
+) -> None:
+    data = rec.encode_batch([(None, b"z" * 4000)], compression=rec.CompressionType.GZIP)
+    from mockkafka.cluster.produce import validation_is_costly
+
+    state.broker_configs["mockkafka.max.decompressed.batch.bytes"] = "1000"
+    assert validation_is_costly(data) is False  # sized under the 1 MiB inline bound
+    assert produce(state, "t", data)["error_code"] == ErrorCode.CORRUPT_MESSAGE
+    assert state.partition("t", 0).log.log_end_offset == 0
+
+
+def test_a_corrupt_compressed_section_is_refused_after_sizing(state: ClusterState) -> None:
+    """A batch whose CRC is right but whose inflated records do not parse: refused as
+    before, from the section the sizing step kept."""
+    from mockkafka.cluster.produce import validation_is_costly
+    from mockkafka.protocol.compression import compress
+
+    good = rec.encode_batch([(None, b"abc")], compression=rec.CompressionType.GZIP)
+    header = bytearray(good[: rec.V2_HEADER_SIZE])
+    payload = compress(rec.CompressionType.GZIP, b"\x7f" * 20)  # not a record
+    data = header + payload
+    data[8:12] = (len(data) - rec.LOG_OVERHEAD).to_bytes(4, "big")
+    data[17:21] = crc32c.crc32c(bytes(data[21:])).to_bytes(4, "big")  # CRC32C from attributes
+    assert validation_is_costly(bytes(data)) is False
+    assert produce(state, "t", bytes(data))["error_code"] == ErrorCode.CORRUPT_MESSAGE
+    assert state.partition("t", 0).log.log_end_offset == 0

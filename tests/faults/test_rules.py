@@ -371,3 +371,30 @@ def test_only_one_response_replacing_rule_fires_per_request() -> None:
     data_rule = faults.on("*").partial_trailing_batch()
     assert engine.select(PRODUCE_ORDERS_0)[1] == [data_rule]
     assert data_rule.matched == 0  # decided only once a response with records exists
+
+
+def test_request_info_shares_the_sets_of_requests_that_name_the_same_things() -> None:
+    """The traffic log keeps every exchange's RequestInfo: equal topic, partition and group
+    sets are one object (and empty ones the empty set), not three new ones per request."""
+    body = {
+        "acks": -1,
+        "timeout_ms": 1000,
+        "topic_data": [{"name": "orders", "partition_data": [{"index": 0, "records": b""}]}],
+    }
+    a = request_info("Produce", 9, body)
+    b = request_info("Produce", 9, dict(body))
+    assert a.topics == frozenset({"orders"}) and a.partitions == frozenset({("orders", 0)})
+    assert a.topics is b.topics and a.partitions is b.partitions
+    assert a.groups is b.groups and not a.groups
+    x = [{"name": "x", "partition_data": [{"index": 1, "records": b""}]}]
+    other = request_info("Produce", 9, {**body, "topic_data": x})
+    assert other.topics == frozenset({"x"}) and other.topics is not a.topics
+
+
+def test_request_info_does_not_keep_big_sets_alive() -> None:
+    from mockkafka.faults import inspect
+
+    names = [{"name": f"t{i}"} for i in range(1000)]
+    info = request_info("Metadata", 12, {"topics": names})
+    assert len(info.topics) == 1000
+    assert info.topics not in inspect._SHARED  # a 60,000-name Metadata must not stay in memory
