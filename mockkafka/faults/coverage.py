@@ -25,14 +25,20 @@ from typing import Any
 
 from mockkafka.faults.model import (
     Action,
+    Blackhole,
     CorruptBatch,
+    CorruptPayload,
     CustomHandler,
     Delay,
     DropConnection,
+    Duplicate,
     Error,
+    LostAck,
     NeverRespond,
     Observe,
     PartialTrailingBatch,
+    SchemaId,
+    SkewTimestamps,
     Throttle,
 )
 
@@ -71,6 +77,12 @@ _KINDS: dict[type[Action], str] = {
     CorruptBatch: "corrupt_batch",
     CustomHandler: "handler",
     Observe: "observe",
+    Duplicate: "duplicate",
+    CorruptPayload: "corrupt_payload",
+    SchemaId: "schema_id",
+    SkewTimestamps: "skew_timestamps",
+    LostAck: "lost_ack",
+    Blackhole: "blackhole",
 }
 
 #: A fault combination: (API, fault kind, error name or "").
@@ -137,7 +149,27 @@ def note_event(name: str) -> None:
 
 #: Fault kinds a real broker or network could produce (an error kind depends on the code).
 _AS_KAFKA_KINDS = frozenset(
-    {"delay", "throttle", "drop_connection", "never_respond", "partial_trailing_batch", "observe"}
+    {
+        "delay",
+        "throttle",
+        "drop_connection",
+        "never_respond",
+        "partial_trailing_batch",
+        "observe",
+        "duplicate",  # a new leader's answer from before the fetch offset
+        "lost_ack",  # the network lost the answer
+        "blackhole",  # a partition between client and broker
+    }
+)
+
+#: Fault kinds that edit the records of a Fetch answer.
+_FETCH_DATA_KINDS = (
+    "partial_trailing_batch",
+    "corrupt_batch",
+    "duplicate",
+    "corrupt_payload",
+    "schema_id",
+    "skew_timestamps",
 )
 
 AS_KAFKA = "as Kafka"
@@ -166,8 +198,10 @@ def universe(apis: Iterable[str] | None = None) -> tuple[list[FaultKey], list[st
     for api in chosen:
         if api in ERRORS_BY_API:
             keys += [(api, "error", e) for e in possible_errors(api, None)]
-        for kind in ("delay", "throttle", "drop_connection", "never_respond"):
+        for kind in ("delay", "throttle", "drop_connection", "never_respond", "blackhole"):
             keys.append((api, kind, ""))
+        if api == "Produce":
+            keys.append((api, "lost_ack", ""))
         if api == "Fetch":
-            keys += [(api, "partial_trailing_batch", ""), (api, "corrupt_batch", "")]
+            keys += [(api, k, "") for k in _FETCH_DATA_KINDS]
     return keys, sorted(set(EVENT_VERBS.values()))

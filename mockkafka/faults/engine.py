@@ -12,7 +12,8 @@ it saw while active; ``fired``: requests it acted on). Rules are built fluently:
 ``with_probability``, ``between``, ``for_ms``, ``after``, ``after_event``) shape
 it; the first action method (``error``, ``delay``, ``throttle``, ``drop_connection``,
 ``never_respond``, ``partial_trailing_batch``, ``corrupt_batch``, ``handler``,
-``observe``) adds it to the cluster, and further action methods chain more actions. So put
+``observe``, ``duplicate``, ``corrupt_payload``, ``schema_id``, ``skew_timestamps``,
+``lost_ack``, ``blackhole``) adds it to the cluster, and further action methods chain more actions. So put
 trigger methods before the first action.
 
 :class:`FaultEngine` lives in the cluster state (``state.faults``) and is
@@ -32,7 +33,7 @@ import itertools
 import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mockkafka.errors import ConfigError, ErrorCode
 from mockkafka.faults import coverage
@@ -40,17 +41,23 @@ from mockkafka.faults.model import (
     EVENTS,
     RECORD_RESPONSE_APIS,
     Action,
+    Blackhole,
     CorruptBatch,
+    CorruptPayload,
     CustomHandler,
     Delay,
     DropConnection,
+    Duplicate,
     Error,
     ErrorLevel,
+    LostAck,
     Match,
     NeverRespond,
     Observe,
     PartialTrailingBatch,
     RequestInfo,
+    SchemaId,
+    SkewTimestamps,
     Throttle,
     Trigger,
     check_count,
@@ -163,7 +170,8 @@ class Rule:
             f"Rule has no attribute {name!r}{hint}; triggers: once, times, nth, every_time, "
             "with_probability, between, for_ms, after, after_event; actions: error, delay, "
             "throttle, drop_connection, never_respond, partial_trailing_batch, "
-            "corrupt_batch, handler, observe"
+            "corrupt_batch, handler, observe, duplicate, corrupt_payload, schema_id, "
+            "skew_timestamps, lost_ack, blackhole"
         )
 
     def once(self) -> Rule:
@@ -230,6 +238,11 @@ class Rule:
         if not isinstance(action, Action):
             raise ConfigError(f"action must be a mockkafka.faults action, got {action!r}")
         apis = self.match.api
+        if action.apis is not None and "*" not in apis and not set(apis) & set(action.apis):
+            raise ConfigError(
+                f"{type(action).__name__} acts only on {' and '.join(action.apis)}; this rule "
+                f"is on {', '.join(apis)}, so it could never fire"
+            )
         if action.needs_data and "*" not in apis and not set(apis) & set(RECORD_RESPONSE_APIS):
             raise ConfigError(
                 f"{type(action).__name__} edits record data, which only "
@@ -269,6 +282,41 @@ class Rule:
 
     def observe(self) -> Rule:
         return self.then(Observe())
+
+    def duplicate(self) -> Rule:
+        """Fetch: repeat the batch before the fetch offset at the head of a partition's
+        answer (see :class:`~mockkafka.faults.model.Duplicate`)."""
+        return self.then(Duplicate())
+
+    def corrupt_payload(
+        self, *, part: Literal["value", "key", "headers"] = "value", seed: int | None = None
+    ) -> Rule:
+        """Fetch: garble record values (or keys, or header values) with valid CRCs, so the
+        deserializer fails (see :class:`~mockkafka.faults.model.CorruptPayload`)."""
+        return self.then(CorruptPayload(part, seed))
+
+    def schema_id(self, *, id: int | None = None, magic: int | None = None) -> Rule:
+        """Fetch: rewrite the schema-registry header (magic byte, schema id) of each value
+        (see :class:`~mockkafka.faults.model.SchemaId`)."""
+        return self.then(SchemaId(id, magic))
+
+    def skew_timestamps(self, *, ms: int) -> Rule:
+        """Fetch: move CreateTime timestamps by ``ms`` (see
+        :class:`~mockkafka.faults.model.SkewTimestamps`)."""
+        return self.then(SkewTimestamps(ms))
+
+    def lost_ack(self) -> Rule:
+        """Produce: apply the request, then close the connection instead of answering, so
+        the client retries (see :class:`~mockkafka.faults.model.LostAck`)."""
+        return self.then(LostAck())
+
+    def blackhole(self) -> Rule:
+        """Swallow every matching request (no processing, no answer, the connection stays
+        open) until the rule ends: chain ``.for_ms(ms)`` or call ``.remove()``. Fires on
+        every match unless a count was given (see :class:`~mockkafka.faults.model.Blackhole`)."""
+        if not self._times_set:
+            self._set(times=None)
+        return self.then(Blackhole())
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -393,7 +441,13 @@ class FaultEngine:
         if not self._rules:
             return []
         now = self._clock()
-        return [r for r in self._rules if self._active(r, now) and r.match.matches(info)]
+        return [
+            r
+            for r in self._rules
+            if self._active(r, now)
+            and r.match.matches(info)
+            and all(a.apis is None or info.api in a.apis for a in r.actions)
+        ]
 
     def select(self, info: RequestInfo) -> tuple[list[Rule], list[Rule]]:
         """The rules that fire for a request, and the data-editing candidates to decide

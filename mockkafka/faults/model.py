@@ -19,7 +19,7 @@ import difflib
 import fnmatch
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from mockkafka.errors import ConfigError, ErrorCode, error_code
 from mockkafka.protocol.apis import API_BY_NAME
@@ -271,10 +271,14 @@ ErrorLevel = Literal["auto", "request", "partition"]
 class Action:
     """Base class of actions. ``replaces_response``: the request is not processed normally.
     ``needs_data``: the action edits record data, so the rule only counts requests whose
-    response carries data it can edit."""
+    response carries data it can edit (``edits_empty``: also a partition answered with no
+    records). ``apis``: the only APIs the action can act on (None: any); a rule on others
+    is refused, and a rule on ``"*"`` is consulted only for these."""
 
     replaces_response = False
     needs_data = False
+    edits_empty: ClassVar[bool] = False
+    apis: ClassVar[tuple[str, ...] | None] = None
 
     def __repr__(self) -> str:
         return _nondefault_repr(self)
@@ -366,6 +370,93 @@ class CorruptBatch(Action):
 
 
 @dataclass(frozen=True, slots=True, repr=False)
+class Duplicate(Action):
+    """Fetch: a matching partition's answer starts with the batch the consumer read last
+    (the one before its fetch offset, from the log, at its original offsets), as a new
+    leader's answer can after a leader change. Clients drop records below their fetch
+    position, so a correct consumer delivers nothing twice. Fires only on a partition
+    with a batch before the fetch offset."""
+
+    needs_data = True
+    edits_empty = True  # the repeated batch is the data
+    apis = ("Fetch",)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class CorruptPayload(Action):
+    """Fetch: every record's value (``part="key"``: key; ``"headers"``: header values) of a
+    matching partition's answer garbled byte by byte, the batches re-checksummed, so the
+    client library accepts them and the application's deserializer meets the garbage.
+    ``seed``: the same garbage on every run (None: fresh each time)."""
+
+    part: Literal["value", "key", "headers"] = "value"
+    seed: int | None = None
+
+    needs_data = True
+
+    def __post_init__(self) -> None:
+        if self.part not in ("value", "key", "headers"):
+            raise ConfigError(f"part must be 'value', 'key' or 'headers', got {self.part!r}")
+        if self.seed is not None and (
+            isinstance(self.seed, bool) or not isinstance(self.seed, int)
+        ):
+            raise ConfigError(f"seed must be an int or None, got {self.seed!r}")
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class SchemaId(Action):
+    """Fetch: each value in the Confluent schema-registry wire format (magic byte 0, 4-byte
+    big-endian schema id) gets schema id ``id`` (an id the registry does not know, or
+    another subject's) and/or magic byte ``magic``; other values are left alone."""
+
+    id: int | None = None
+    magic: int | None = None
+
+    needs_data = True
+
+    def __post_init__(self) -> None:
+        from mockkafka.faults.record_edits import check_schema_id
+
+        try:
+            check_schema_id(self.id, self.magic)
+        except ValueError as exc:
+            raise ConfigError(f"schema_id: {exc}") from None
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class SkewTimestamps(Action):
+    """Fetch: the CreateTime timestamps of a matching partition's records moved by ``ms``
+    (positive: from the future; negative: from the past), batches kept valid."""
+
+    ms: int
+
+    needs_data = True
+
+    def __post_init__(self) -> None:
+        if isinstance(self.ms, bool) or not isinstance(self.ms, int) or self.ms == 0:
+            raise ConfigError(f"ms must be a non-zero int (milliseconds), got {self.ms!r}")
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class LostAck(Action):
+    """Produce: the request is applied and its answer lost -- the connection closes before
+    the response is sent, as when the network fails between broker and client -- so the
+    client retries the batch: twice in the log without idempotence, once with it."""
+
+    apis = ("Produce",)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Blackhole(Action):
+    """Swallow every matching request: not processed, never answered, while the
+    connection stays open and keeps being read. Once the rule ends (``for_ms``,
+    ``between``, ``remove()``) requests are answered again. Fires on every match unless a
+    count was given."""
+
+    replaces_response = True
+
+
+@dataclass(frozen=True, slots=True, repr=False)
 class Observe(Action):
     """Do nothing but count (and mark the exchange in traffic)."""
 
@@ -396,16 +487,22 @@ class CustomHandler(Action):
 __all__ = [
     "EVENTS",
     "Action",
+    "Blackhole",
     "CorruptBatch",
+    "CorruptPayload",
     "CustomHandler",
     "Delay",
     "DropConnection",
+    "Duplicate",
     "Error",
+    "LostAck",
     "Match",
     "NeverRespond",
     "Observe",
     "PartialTrailingBatch",
     "RequestInfo",
+    "SchemaId",
+    "SkewTimestamps",
     "Throttle",
     "Trigger",
 ]

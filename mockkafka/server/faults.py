@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from mockkafka.errors import ErrorCode
-from mockkafka.faults import coverage
+from mockkafka.faults import coverage, record_edits
 from mockkafka.faults.engine import FaultEngine, Rule
 from mockkafka.faults.error_facts import APPLIED_FIRST
 from mockkafka.faults.inspect import (
@@ -45,13 +45,19 @@ from mockkafka.faults.inspect import (
     split_request,
 )
 from mockkafka.faults.model import (
+    Blackhole,
     CorruptBatch,
+    CorruptPayload,
     CustomHandler,
     Delay,
     DropConnection,
+    Duplicate,
     Error,
+    LostAck,
     NeverRespond,
     PartialTrailingBatch,
+    SchemaId,
+    SkewTimestamps,
     Throttle,
 )
 from mockkafka.handlers.base import NO_RESPONSE, RequestContext, error_response
@@ -140,6 +146,9 @@ async def apply_faults(
             ex.response_time_ms = server.state.now_ms()
             server.traffic.completed(ex)
             raise CloseConnection(f"fault: drop connection before {ctx.api.name}")
+        if isinstance(a, Blackhole):
+            # Swallowed: nothing processed, nothing answered, the connection read on.
+            return server.finish(ex, ctx, NO_RESPONSE)
         if isinstance(a, NeverRespond):
             ex.no_response = True
             server.traffic.completed(ex)
@@ -208,6 +217,8 @@ async def apply_faults(
             await trio.sleep(a.ms / 1000)
         elif isinstance(a, DropConnection) and a.after_processing:
             drop_after = True
+        elif isinstance(a, LostAck):
+            drop_after = True  # applied; the answer never leaves
     ex.closed_connection = drop_after  # before finish(): the exchange completes once
     out = server.finish(ex, ctx, response)
     if drop_after:
@@ -334,19 +345,29 @@ def _edit_data(
     resolve: Any,
 ) -> bool:
     """Apply a data-editing rule to the first partition it can edit; True if it fired."""
+    edits_empty = any(a.edits_empty for a in rule.actions)
     for t, i, entry, _arr, _pos in partition_entries(response, resolve):
-        if t is None or not isinstance(entry, dict) or not entry.get("records"):
+        if t is None or not isinstance(entry, dict) or entry.get("error_code", 0):
+            continue
+        if not entry.get("records") and not (edits_empty and "records" in entry):
             continue
         if not rule.match.partition_matches(t, i):
             continue
         edited = entry["records"]
         for a in rule.actions:
+            new: bytes | None = None
             if isinstance(a, PartialTrailingBatch):
-                new = cut_trailing_batch(edited, _next_batch(server, ctx, body, t, i, edited))
+                if edited:
+                    new = cut_trailing_batch(edited, _next_batch(server, ctx, body, t, i, edited))
             elif isinstance(a, CorruptBatch):
-                new = corrupt_first_batch(edited)
-            else:
-                new = None
+                if edited:
+                    new = corrupt_first_batch(edited)
+            elif isinstance(a, Duplicate):
+                previous = _previous_batch(server, ctx, body, t, i, resolve)
+                if previous is not None:
+                    new = record_edits.prepend_batch(edited or b"", previous)
+            elif edited:
+                new = _edit_records(a, edited)
             if new is not None:
                 edited = new
         if edited is entry["records"]:
@@ -356,6 +377,43 @@ def _edit_data(
         entry["records"] = edited
         return True
     return False
+
+
+def _edit_records(action: Any, data: Any) -> bytes | None:
+    """The record-editing actions that need nothing but the records (CRC-valid edits)."""
+    if isinstance(action, CorruptPayload):
+        return record_edits.corrupt_payload(data, part=action.part, seed=action.seed)
+    if isinstance(action, SchemaId):
+        return record_edits.rewrite_schema_id(data, schema_id=action.id, magic=action.magic)
+    if isinstance(action, SkewTimestamps):
+        return record_edits.skew_timestamps(data, ms=action.ms)
+    return None
+
+
+def _previous_batch(
+    server: ClusterServer,
+    ctx: RequestContext,
+    body: dict[str, Any],
+    topic: str,
+    idx: int,
+    resolve: Any,
+) -> bytes | None:
+    """Fetch: the batch holding the offset just before this partition's fetch offset (what
+    the consumer read last), at its original offsets; None at the log start."""
+    t = server.state.topics.get(topic)
+    if t is None or idx >= len(t.partitions):
+        return None
+    fetch_offset = None
+    for rt, ri, entry, _arr, _pos in partition_entries(body, resolve):
+        if rt == topic and ri == idx and isinstance(entry, dict):
+            fetch_offset = entry.get("fetch_offset")
+    log = t.partitions[idx].log
+    if not isinstance(fetch_offset, int) or fetch_offset - 1 < log.log_start_offset:
+        return None
+    if fetch_offset > log.high_watermark:
+        return None
+    got = log.read(fetch_offset - 1, 1, upto=fetch_offset, magic=_magic_for(ctx.version))
+    return got[0] if got else None
 
 
 def _next_batch(
