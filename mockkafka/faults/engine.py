@@ -39,7 +39,6 @@ from mockkafka.errors import ConfigError, ErrorCode
 from mockkafka.faults import coverage
 from mockkafka.faults.model import (
     EVENTS,
-    RECORD_RESPONSE_APIS,
     Action,
     Blackhole,
     CorruptBatch,
@@ -60,6 +59,7 @@ from mockkafka.faults.model import (
     SkewTimestamps,
     Throttle,
     Trigger,
+    check_action_fits,
     check_count,
 )
 
@@ -237,18 +237,7 @@ class Rule:
         """Add an action (and the rule to its cluster, if not yet added)."""
         if not isinstance(action, Action):
             raise ConfigError(f"action must be a mockkafka.faults action, got {action!r}")
-        apis = self.match.api
-        if action.apis is not None and "*" not in apis and not set(apis) & set(action.apis):
-            raise ConfigError(
-                f"{type(action).__name__} acts only on {' and '.join(action.apis)}; this rule "
-                f"is on {', '.join(apis)}, so it could never fire"
-            )
-        if action.needs_data and "*" not in apis and not set(apis) & set(RECORD_RESPONSE_APIS):
-            raise ConfigError(
-                f"{type(action).__name__} edits record data, which only "
-                f"{' and '.join(RECORD_RESPONSE_APIS)} responses carry; this rule is on "
-                f"{', '.join(apis)}, so it could never fire"
-            )
+        check_action_fits(self.match.api, action)
         self.actions = (*self.actions, action)
         if not self.installed and self._install is not None:
             self._install(self)
@@ -569,6 +558,8 @@ class Faults:
     def add(self, rule: Rule) -> Rule:
         """Add a ready-made rule (e.g. one pasted from a repr)."""
         self._check_can_fire(rule.match)
+        for a in rule.actions:
+            check_action_fits(rule.match.api, a)
         self.attach(rule)
         self._run(lambda: self.engine.add(rule))
         return rule

@@ -354,6 +354,24 @@ class NeverRespond(Action):
 RECORD_RESPONSE_APIS = ("Fetch", "ShareFetch")
 
 
+def check_action_fits(apis: tuple[str, ...], action: Action) -> None:
+    """Refuse ``action`` on a rule matching ``apis`` when it could never fire there
+    (ConfigError naming the APIs it acts on)."""
+    if "*" in apis:
+        return
+    if action.apis is not None and not set(apis) & set(action.apis):
+        raise ConfigError(
+            f"{type(action).__name__} acts only on {' and '.join(action.apis)}; this rule "
+            f"is on {', '.join(apis)}, so it could never fire"
+        )
+    if action.needs_data and not set(apis) & set(RECORD_RESPONSE_APIS):
+        raise ConfigError(
+            f"{type(action).__name__} edits record data, which only "
+            f"{' and '.join(RECORD_RESPONSE_APIS)} responses carry; this rule is on "
+            f"{', '.join(apis)}, so it could never fire"
+        )
+
+
 @dataclass(frozen=True, slots=True, repr=False)
 class PartialTrailingBatch(Action):
     """Fetch: end a matching partition's records with a batch cut mid-record (as a broker

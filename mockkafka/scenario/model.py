@@ -40,15 +40,22 @@ from mockkafka.errors import ConfigError
 from mockkafka.faults.model import (
     EVENTS,
     Action,
+    Blackhole,
     CorruptBatch,
+    CorruptPayload,
     Delay,
     DropConnection,
+    Duplicate,
     Error,
+    LostAck,
     Match,
     NeverRespond,
     PartialTrailingBatch,
+    SchemaId,
+    SkewTimestamps,
     Throttle,
     Trigger,
+    check_action_fits,
     check_api_names,
 )
 
@@ -538,6 +545,12 @@ FAULT_ACTION_KEYS = (
     "never_respond",
     "partial_trailing_batch",
     "corrupt_batch",
+    "duplicate",
+    "corrupt_payload",
+    "schema_id",
+    "skew_timestamps",
+    "lost_ack",
+    "blackhole",
 )
 FAULT_KEYS = ("name", *FAULT_MATCH_KEYS, *FAULT_TRIGGER_KEYS, *FAULT_ACTION_KEYS)
 
@@ -557,6 +570,8 @@ class Fault(_Data):
     def __post_init__(self) -> None:
         if not self.actions:
             raise ConfigError("a fault needs an action: one of " + ", ".join(FAULT_ACTION_KEYS))
+        for a in self.actions:
+            check_action_fits(self.match.api, a)
 
 
 # -- step start conditions -----------------------------------------------------------------
@@ -1062,8 +1077,8 @@ def fault_from_dict(doc: Any, path: Path = ("fault",)) -> Fault:
     for flag in ("once", "every_time"):
         if flag in m and m[flag] is not True:
             raise ScenarioError((*path, flag), f"expected true, got {m[flag]!r}")
-    if "every_time" in m:
-        trig["times"] = None
+    if "every_time" in m or ("blackhole" in m and not picked):
+        trig["times"] = None  # a blackhole swallows every match until the rule ends
     if "times" in m:
         trig["times"] = _int(m["times"], (*path, "times"), 1)
     if "nth" in m:
@@ -1107,7 +1122,8 @@ def fault_from_dict(doc: Any, path: Path = ("fault",)) -> Fault:
     if not actions:
         raise ScenarioError(path, "a fault needs an action: one of " + ", ".join(FAULT_ACTION_KEYS))
     name = _str(m["name"], (*path, "name")) if "name" in m else None
-    return Fault(match, trigger, tuple(actions), name)
+    fault: Fault = _guard(path, lambda: Fault(match, trigger, tuple(actions), name))
+    return fault
 
 
 _ACTION_KWARGS: dict[str, tuple[str, ...]] = {
@@ -1118,6 +1134,12 @@ _ACTION_KWARGS: dict[str, tuple[str, ...]] = {
     "never_respond": (),
     "partial_trailing_batch": (),
     "corrupt_batch": (),
+    "duplicate": (),
+    "corrupt_payload": ("part", "seed"),
+    "schema_id": ("id", "magic"),
+    "skew_timestamps": ("ms",),
+    "lost_ack": (),
+    "blackhole": (),
 }
 _ACTION_CLASSES: dict[str, Callable[..., Action]] = {
     "error": Error,
@@ -1127,6 +1149,12 @@ _ACTION_CLASSES: dict[str, Callable[..., Action]] = {
     "never_respond": NeverRespond,
     "partial_trailing_batch": PartialTrailingBatch,
     "corrupt_batch": CorruptBatch,
+    "duplicate": Duplicate,
+    "corrupt_payload": CorruptPayload,
+    "schema_id": SchemaId,
+    "skew_timestamps": SkewTimestamps,
+    "lost_ack": LostAck,
+    "blackhole": Blackhole,
 }
 
 

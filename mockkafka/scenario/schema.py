@@ -153,6 +153,24 @@ def _fault_schema() -> dict[str, Any]:
         "never_respond": true,
         "partial_trailing_batch": true,
         "corrupt_batch": true,
+        "duplicate": true,
+        "corrupt_payload": {
+            "description": "true or {part: value|key|headers, seed: N}",
+            "anyOf": [
+                true,
+                _obj({"part": {"enum": ["value", "key", "headers"]}, "seed": {"type": "integer"}}),
+            ],
+        },
+        "schema_id": _obj(
+            {
+                "id": {"type": "integer", "minimum": -(2**31), "maximum": 2**31 - 1},
+                "magic": {"type": "integer", "minimum": 0, "maximum": 255},
+            },
+            minProperties=1,
+        ),
+        "skew_timestamps": _obj({"ms": {"type": "integer", "not": {"const": 0}}}, ["ms"]),
+        "lost_ack": true,
+        "blackhole": true,
     }
     return _obj(props, ["on"])
 

@@ -67,7 +67,6 @@ CLUSTER_VERBS = (
     "truncate_log",
     "delete_records",
 )
-VERBS = FAULT_KINDS + CLUSTER_VERBS
 #: Left out unless ``verbs=`` names them: what even a correct client cannot survive without
 #: losing acknowledged data or hanging (hangs, corruption, fencing, truncation, retention,
 #: markers held back).
@@ -79,9 +78,32 @@ RISKY_VERBS = (
     "truncate_log",
     "delete_records",
 )
+#: Fault actions added after the first release of ``fault_plans``: drawn only when
+#: ``verbs=`` names them, so the plans an existing seed draws stay as they were.
+#: (``corrupt_payload``, ``schema_id`` and ``blackhole`` are risky as well: garbage a
+#: deserializer cannot read, a client cut off until its request times out.)
+OPT_IN_VERBS = (
+    "duplicate",
+    "corrupt_payload",
+    "schema_id",
+    "skew_timestamps",
+    "lost_ack",
+    "blackhole",
+)
+#: Every verb ``fault_plans`` can draw; the opt-in actions last, so the verbs before them
+#: keep their places in hypothesis's choice sequences (old seeds draw and shrink as before).
+VERBS = tuple(k for k in FAULT_KINDS if k not in OPT_IN_VERBS) + CLUSTER_VERBS + OPT_IN_VERBS
 #: Drawn unless ``verbs=`` says otherwise.
-DEFAULT_VERBS = tuple(v for v in VERBS if v not in RISKY_VERBS)
-_DATA_FAULTS = ("partial_trailing_batch", "corrupt_batch")  # Fetch responses only
+DEFAULT_VERBS = tuple(v for v in VERBS if v not in RISKY_VERBS and v not in OPT_IN_VERBS)
+_DATA_FAULTS = (  # Fetch responses only
+    "partial_trailing_batch",
+    "corrupt_batch",
+    "duplicate",
+    "corrupt_payload",
+    "schema_id",
+    "skew_timestamps",
+)
+_PRODUCE_FAULTS = ("lost_ack",)  # Produce requests only
 _GROUP_APIS = ("OffsetCommit", "OffsetFetch", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup")
 _TOPIC_APIS = ("Produce", "Fetch", "ListOffsets", "Metadata", "OffsetForLeaderEpoch")
 
@@ -344,6 +366,8 @@ def _step_kinds(space: _Space) -> list[str]:
             ok = any(_error_choices(space, a) for a in space.apis)
         elif v in _DATA_FAULTS:
             ok = "Fetch" in space.apis
+        elif v in _PRODUCE_FAULTS:
+            ok = "Produce" in space.apis
         elif v in FAULT_KINDS:
             ok = bool(space.apis)
         elif v in ("move_leader", "set_isr"):
@@ -477,6 +501,8 @@ def _fault(draw: st.DrawFn, space: _Space, kind: str) -> dict[str, Any]:
         apis = [a for a in space.apis if _error_choices(space, a)]
     elif kind in _DATA_FAULTS:
         apis = ["Fetch"]
+    elif kind in _PRODUCE_FAULTS:
+        apis = ["Produce"]
     else:
         apis = list(space.apis)
     api = draw(st.sampled_from(apis))
@@ -497,6 +523,17 @@ def _fault(draw: st.DrawFn, space: _Space, kind: str) -> dict[str, Any]:
         fault[kind] = {"ms": draw(_ms(space))}
     elif kind == "drop_connection":
         fault[kind] = {"after_processing": True} if draw(st.booleans()) else True
+    elif kind == "corrupt_payload":
+        part = draw(st.sampled_from(("value", "key", "headers")))
+        fault[kind] = {"part": part, "seed": draw(st.integers(0, 2**16))}
+    elif kind == "schema_id":
+        if draw(st.booleans()):
+            fault[kind] = {"id": draw(st.integers(0, 2**31 - 1))}
+        else:
+            fault[kind] = {"magic": draw(st.integers(1, 255))}
+    elif kind == "skew_timestamps":
+        day = 86_400_000
+        fault[kind] = {"ms": draw(st.integers(-day, day).filter(bool))}
     else:
         fault[kind] = True
     return fault
