@@ -34,24 +34,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mockkafka.errors import ConfigError, ErrorCode
+from mockkafka.errors import ConfigError
 from mockkafka.faults import coverage
+from mockkafka.faults._builders import ActionBuilders
+from mockkafka.faults.actions import ACTIONS
 from mockkafka.faults.model import (
     EVENTS,
-    RECORD_RESPONSE_APIS,
     Action,
-    CorruptBatch,
-    CustomHandler,
-    Delay,
-    DropConnection,
-    Error,
-    ErrorLevel,
     Match,
-    NeverRespond,
-    Observe,
-    PartialTrailingBatch,
     RequestInfo,
-    Throttle,
     Trigger,
     check_count,
 )
@@ -80,8 +71,11 @@ class ClusterEvent:
         return all(mine.get(k) == v for k, v in flt)
 
 
-class Rule:
-    """One fault rule; see the module docstring. ``repr`` is valid Python."""
+class Rule(ActionBuilders):
+    """One fault rule; see the module docstring. ``repr`` is valid Python.
+
+    The action methods (``error``, ``delay``, ...) come from the action registry
+    (``faults/_builders.py``, generated from ``faults/actions/``)."""
 
     def __init__(
         self,
@@ -161,9 +155,7 @@ class Rule:
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
         raise AttributeError(
             f"Rule has no attribute {name!r}{hint}; triggers: once, times, nth, every_time, "
-            "with_probability, between, for_ms, after, after_event; actions: error, delay, "
-            "throttle, drop_connection, never_respond, partial_trailing_batch, "
-            "corrupt_batch, handler, observe"
+            "with_probability, between, for_ms, after, after_event; actions: " + ", ".join(ACTIONS)
         )
 
     def once(self) -> Rule:
@@ -230,45 +222,21 @@ class Rule:
         if not isinstance(action, Action):
             raise ConfigError(f"action must be a mockkafka.faults action, got {action!r}")
         apis = self.match.api
-        if action.needs_data and "*" not in apis and not set(apis) & set(RECORD_RESPONSE_APIS):
+        can = type(action).APIS
+        if can is not None and "*" not in apis and not set(apis) & set(can):
+            what = (
+                f"edits record data, which only {' and '.join(can)} responses carry"
+                if action.needs_data
+                else f"acts only on {' and '.join(can)} requests"
+            )
             raise ConfigError(
-                f"{type(action).__name__} edits record data, which only "
-                f"{' and '.join(RECORD_RESPONSE_APIS)} responses carry; this rule is on "
-                f"{', '.join(apis)}, so it could never fire"
+                f"{type(action).__name__} {what}; this rule is on {', '.join(apis)}, "
+                "so it could never fire"
             )
         self.actions = (*self.actions, action)
         if not self.installed and self._install is not None:
             self._install(self)
         return self
-
-    def error(self, code: ErrorCode | int | str, *, level: ErrorLevel = "auto") -> Rule:
-        """Answer with Kafka error ``code`` (see :class:`~mockkafka.faults.model.Error`)."""
-        return self.then(Error(code, level))  # type: ignore[arg-type]
-
-    def delay(self, *, ms: int, before_processing: bool = False) -> Rule:
-        return self.then(Delay(ms, before_processing))
-
-    def throttle(self, *, ms: int) -> Rule:
-        return self.then(Throttle(ms))
-
-    def drop_connection(self, *, after_processing: bool = False) -> Rule:
-        return self.then(DropConnection(after_processing))
-
-    def never_respond(self) -> Rule:
-        return self.then(NeverRespond())
-
-    def partial_trailing_batch(self) -> Rule:
-        return self.then(PartialTrailingBatch())
-
-    def corrupt_batch(self) -> Rule:
-        return self.then(CorruptBatch())
-
-    def handler(self, fn: Callable[[dict[str, Any], Any], Any]) -> Rule:
-        """``fn(request, ctx)`` answers instead of the broker (None: let it through)."""
-        return self.then(CustomHandler(fn))
-
-    def observe(self) -> Rule:
-        return self.then(Observe())
 
     # -- lifecycle --------------------------------------------------------------------------
 
