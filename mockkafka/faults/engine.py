@@ -12,8 +12,7 @@ it saw while active; ``fired``: requests it acted on). Rules are built fluently:
 ``with_probability``, ``between``, ``for_ms``, ``after``, ``after_event``) shape
 it; the first action method (``error``, ``delay``, ``throttle``, ``drop_connection``,
 ``never_respond``, ``partial_trailing_batch``, ``corrupt_batch``, ``handler``,
-``observe``, ``duplicate``, ``corrupt_payload``, ``schema_id``, ``skew_timestamps``,
-``lost_ack``, ``blackhole``) adds it to the cluster, and further action methods chain more actions. So put
+``observe``) adds it to the cluster, and further action methods chain more actions. So put
 trigger methods before the first action.
 
 :class:`FaultEngine` lives in the cluster state (``state.faults``) and is
@@ -33,33 +32,18 @@ import itertools
 import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from mockkafka.errors import ConfigError, ErrorCode
+from mockkafka.errors import ConfigError
 from mockkafka.faults import coverage
+from mockkafka.faults._builders import ActionBuilders
+from mockkafka.faults.actions import ACTIONS
 from mockkafka.faults.model import (
     EVENTS,
     Action,
-    Blackhole,
-    CorruptBatch,
-    CorruptPayload,
-    CustomHandler,
-    Delay,
-    DropConnection,
-    Duplicate,
-    Error,
-    ErrorLevel,
-    LostAck,
     Match,
-    NeverRespond,
-    Observe,
-    PartialTrailingBatch,
     RequestInfo,
-    SchemaId,
-    SkewTimestamps,
-    Throttle,
     Trigger,
-    check_action_fits,
     check_count,
 )
 
@@ -87,8 +71,11 @@ class ClusterEvent:
         return all(mine.get(k) == v for k, v in flt)
 
 
-class Rule:
-    """One fault rule; see the module docstring. ``repr`` is valid Python."""
+class Rule(ActionBuilders):
+    """One fault rule; see the module docstring. ``repr`` is valid Python.
+
+    The action methods (``error``, ``delay``, ...) come from the action registry
+    (``faults/_builders.py``, generated from ``faults/actions/``)."""
 
     def __init__(
         self,
@@ -168,10 +155,7 @@ class Rule:
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
         raise AttributeError(
             f"Rule has no attribute {name!r}{hint}; triggers: once, times, nth, every_time, "
-            "with_probability, between, for_ms, after, after_event; actions: error, delay, "
-            "throttle, drop_connection, never_respond, partial_trailing_batch, "
-            "corrupt_batch, handler, observe, duplicate, corrupt_payload, schema_id, "
-            "skew_timestamps, lost_ack, blackhole"
+            "with_probability, between, for_ms, after, after_event; actions: " + ", ".join(ACTIONS)
         )
 
     def once(self) -> Rule:
@@ -238,74 +222,12 @@ class Rule:
         if not isinstance(action, Action):
             raise ConfigError(f"action must be a mockkafka.faults action, got {action!r}")
         check_action_fits(self.match.api, action)
+        if type(action).EVERY_MATCH and not self._times_set:
+            self._set(times=None)
         self.actions = (*self.actions, action)
         if not self.installed and self._install is not None:
             self._install(self)
         return self
-
-    def error(self, code: ErrorCode | int | str, *, level: ErrorLevel = "auto") -> Rule:
-        """Answer with Kafka error ``code`` (see :class:`~mockkafka.faults.model.Error`)."""
-        return self.then(Error(code, level))  # type: ignore[arg-type]
-
-    def delay(self, *, ms: int, before_processing: bool = False) -> Rule:
-        return self.then(Delay(ms, before_processing))
-
-    def throttle(self, *, ms: int) -> Rule:
-        return self.then(Throttle(ms))
-
-    def drop_connection(self, *, after_processing: bool = False) -> Rule:
-        return self.then(DropConnection(after_processing))
-
-    def never_respond(self) -> Rule:
-        return self.then(NeverRespond())
-
-    def partial_trailing_batch(self) -> Rule:
-        return self.then(PartialTrailingBatch())
-
-    def corrupt_batch(self) -> Rule:
-        return self.then(CorruptBatch())
-
-    def handler(self, fn: Callable[[dict[str, Any], Any], Any]) -> Rule:
-        """``fn(request, ctx)`` answers instead of the broker (None: let it through)."""
-        return self.then(CustomHandler(fn))
-
-    def observe(self) -> Rule:
-        return self.then(Observe())
-
-    def duplicate(self) -> Rule:
-        """Fetch: repeat the batch before the fetch offset at the head of a partition's
-        answer (see :class:`~mockkafka.faults.model.Duplicate`)."""
-        return self.then(Duplicate())
-
-    def corrupt_payload(
-        self, *, part: Literal["value", "key", "headers"] = "value", seed: int | None = None
-    ) -> Rule:
-        """Fetch: garble record values (or keys, or header values) with valid CRCs, so the
-        deserializer fails (see :class:`~mockkafka.faults.model.CorruptPayload`)."""
-        return self.then(CorruptPayload(part, seed))
-
-    def schema_id(self, *, id: int | None = None, magic: int | None = None) -> Rule:
-        """Fetch: rewrite the schema-registry header (magic byte, schema id) of each value
-        (see :class:`~mockkafka.faults.model.SchemaId`)."""
-        return self.then(SchemaId(id, magic))
-
-    def skew_timestamps(self, *, ms: int) -> Rule:
-        """Fetch: move CreateTime timestamps by ``ms`` (see
-        :class:`~mockkafka.faults.model.SkewTimestamps`)."""
-        return self.then(SkewTimestamps(ms))
-
-    def lost_ack(self) -> Rule:
-        """Produce: apply the request, then close the connection instead of answering, so
-        the client retries (see :class:`~mockkafka.faults.model.LostAck`)."""
-        return self.then(LostAck())
-
-    def blackhole(self) -> Rule:
-        """Swallow every matching request (no processing, no answer, the connection stays
-        open) until the rule ends: chain ``.for_ms(ms)`` or call ``.remove()``. Fires on
-        every match unless a count was given (see :class:`~mockkafka.faults.model.Blackhole`)."""
-        if not self._times_set:
-            self._set(times=None)
-        return self.then(Blackhole())
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -346,6 +268,32 @@ class Rule:
         """The awaitable form of :meth:`wait_fired` (trio or asyncio)."""
         probe, what = self._fired_probe(count)
         return await self._require_waits().wait_async(probe, timeout=timeout, what=what)
+
+
+def check_action_fits(apis: tuple[str, ...], action: Action) -> None:
+    """Refuse ``action`` on a rule matching ``apis`` when it could never fire there (its
+    ``APIS``): ConfigError naming the APIs it acts on."""
+    can = type(action).APIS
+    if can is not None and "*" not in apis and not set(apis) & set(can):
+        what = (
+            f"edits record data, which only {' and '.join(can)} responses carry"
+            if action.needs_data
+            else f"acts only on {' and '.join(can)} requests"
+        )
+        raise ConfigError(
+            f"{type(action).__name__} {what}; this rule is on {', '.join(apis)}, "
+            "so it could never fire"
+        )
+
+
+def _acts_on(rule: Rule, api: str) -> bool:
+    """Whether every action of ``rule`` can act on ``api`` (a ``"*"`` rule of an action
+    with ``APIS`` is consulted only for those APIs)."""
+    for a in rule.actions:
+        can = type(a).APIS
+        if can is not None and api not in can:
+            return False
+    return True
 
 
 class FaultEngine:
@@ -433,9 +381,7 @@ class FaultEngine:
         return [
             r
             for r in self._rules
-            if self._active(r, now)
-            and r.match.matches(info)
-            and all(a.apis is None or info.api in a.apis for a in r.actions)
+            if self._active(r, now) and r.match.matches(info) and _acts_on(r, info.api)
         ]
 
     def select(self, info: RequestInfo) -> tuple[list[Rule], list[Rule]]:

@@ -28,38 +28,17 @@ rules that fired are recorded in the exchange's ``faults``.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import trio
 
 from mockkafka.errors import ErrorCode
-from mockkafka.faults import coverage, record_edits
+from mockkafka.faults import coverage
+from mockkafka.faults.actions import AFTER, BEFORE, CONNECTION, INSTEAD, PHASES, Action
 from mockkafka.faults.engine import FaultEngine, Rule
-from mockkafka.faults.error_facts import APPLIED_FIRST
-from mockkafka.faults.inspect import (
-    corrupt_first_batch,
-    cut_trailing_batch,
-    partition_entries,
-    request_info,
-    split_request,
-)
-from mockkafka.faults.model import (
-    Blackhole,
-    CorruptBatch,
-    CorruptPayload,
-    CustomHandler,
-    Delay,
-    DropConnection,
-    Duplicate,
-    Error,
-    LostAck,
-    NeverRespond,
-    PartialTrailingBatch,
-    SchemaId,
-    SkewTimestamps,
-    Throttle,
-)
+from mockkafka.faults.inspect import partition_entries, request_info, split_request
+from mockkafka.faults.model import Match, RequestInfo
 from mockkafka.handlers.base import NO_RESPONSE, RequestContext, error_response
 from mockkafka.protocol import records as rec
 from mockkafka.protocol.codec import field_names
@@ -109,6 +88,93 @@ def topic_resolver(state: ClusterState) -> Callable[[uuid.UUID], str | None]:
     return resolve
 
 
+class ServerCall:
+    """The :class:`~mockkafka.faults.actions.FaultCall` of one request on this server."""
+
+    def __init__(
+        self,
+        server: ClusterServer,
+        conn: Connection,
+        ctx: RequestContext,
+        ex: Exchange,
+        body: dict[str, Any],
+        info: RequestInfo,
+        resolve: Callable[[uuid.UUID], str | None],
+    ) -> None:
+        self.server = server
+        self.conn = conn
+        self.context = ctx
+        self.ex = ex
+        self.api = ctx.api.name
+        self.version = ctx.version
+        self.request = body
+        self.info = info
+        self.resolve = resolve
+        self.response: Any = _MISSING
+        self.claims: list[tuple[Match, ErrorCode]] = []
+        self.drop_after = False
+
+    @property
+    def answered(self) -> bool:
+        return self.response is not _MISSING
+
+    def error_response(self, code: ErrorCode) -> Any:
+        return _error_reply(self.context, self.request, code)
+
+    def claim(self, match: Match, code: ErrorCode) -> None:
+        self.claims.append((match, code))
+
+    def claimed(self, topic: str | None, index: int) -> ErrorCode | None:
+        """The error the first claim covering this partition gives it, if any."""
+        if topic is None:
+            return None
+        for m, code in self.claims:
+            if m.partition_matches(topic, index):
+                return code
+        return None
+
+    def partitions(self) -> Iterator[tuple[str | None, int, Any]]:
+        if isinstance(self.response, dict):
+            for t, i, entry, _arr, _pos in partition_entries(self.response, self.resolve):
+                yield t, i, entry
+
+    async def flush(self) -> None:
+        await self.server.flush(self.conn)
+
+    async def sleep(self, seconds: float) -> None:
+        await trio.sleep(seconds)
+
+    def close(self, reason: str) -> NoReturn:
+        self.ex.closed_connection = True
+        self.ex.response_time_ms = self.server.state.now_ms()
+        self.server.traffic.completed(self.ex)
+        raise CloseConnection(reason)
+
+    def close_after_response(self) -> None:
+        self.drop_after = True
+
+    async def never_respond(self) -> NoReturn:
+        self.ex.no_response = True
+        self.server.traffic.completed(self.ex)
+        await self.server.flush(self.conn)
+        await _wait_until_closed(self.conn)
+
+    def mute(self, seconds: float) -> None:
+        self.conn.muted_until = max(self.conn.muted_until, trio.current_time() + seconds)
+
+    def has_field(self, name: str) -> bool:
+        return name in field_names(self.context.api.response_name, self.version)
+
+    def next_batch(self, topic: str, index: int, records: Any) -> bytes | None:
+        return _next_batch(self.server, self.context, self.request, topic, index, records)
+
+    def previous_batch(self, topic: str, index: int) -> bytes | None:
+        return _previous_batch(self.server, self.context, self.request, topic, index, self.resolve)
+
+    def record_error(self, exc: BaseException) -> None:
+        self.server._record_error(exc)
+
+
 async def apply_faults(
     server: ClusterServer, conn: Connection, ctx: RequestContext, req: Request, ex: Exchange
 ) -> bytes | None:
@@ -133,100 +199,53 @@ async def apply_faults(
         return server.finish(ex, ctx, await server.run_handler(spec, ctx, body))
     ex.faults.extend(r.name for r in fired)
     coverage.note_fired(ctx.api.name, fired)
-    actions = [(r, a) for r in fired for a in r.actions]
+    api = ctx.api.name
+    phased: dict[str, list[tuple[Rule, Action]]] = {p: [] for p in PHASES}
+    for r in fired:
+        for a in r.actions:
+            phased[a.phase_on(api)].append((r, a))
+    call = ServerCall(server, conn, ctx, ex, body, info, resolve)
 
-    # 1. before processing
-    for _r, a in actions:
-        if isinstance(a, Delay) and a.before_processing:
-            await server.flush(conn)
-            await trio.sleep(a.ms / 1000)
-    for _r, a in actions:
-        if isinstance(a, DropConnection) and not a.after_processing:
-            ex.closed_connection = True
-            ex.response_time_ms = server.state.now_ms()
-            server.traffic.completed(ex)
-            raise CloseConnection(f"fault: drop connection before {ctx.api.name}")
-        if isinstance(a, Blackhole):
-            # Swallowed: nothing processed, nothing answered, the connection read on.
-            return server.finish(ex, ctx, NO_RESPONSE)
-        if isinstance(a, NeverRespond):
-            ex.no_response = True
-            server.traffic.completed(ex)
-            await server.flush(conn)
-            await _wait_until_closed(conn)
-
-    # 2. the response
-    response: Any = _MISSING
-    partition_errors: list[tuple[Rule, Error]] = []
-    applied_errors: list[tuple[Rule, Error]] = []
-    for r, a in actions:
-        if isinstance(a, Error) and (ctx.api.name, a.code) in APPLIED_FIRST:
-            applied_errors.append((r, a))  # Kafka says this after applying the request
-        elif isinstance(a, Error):
-            level = a.level
-            if level == "auto":
-                targeted = info.partitions or info.topics or info.all_topics
-                level = "partition" if r.match.targets_partitions and targeted else "request"
-            if level == "partition":
-                partition_errors.append((r, a))
-            elif response is _MISSING:
-                response = _error_reply(ctx, body, a.error_code)
-        elif isinstance(a, CustomHandler) and response is _MISSING:
-            try:
-                out = a.fn(body, ctx)
-            except Exception as exc:
-                server._record_error(exc)
-                out = error_response(ctx, body, ErrorCode.UNKNOWN_SERVER_ERROR)
-            if out is not None:
-                response = out
-    if response is _MISSING:
-        if partition_errors and ctx.api.name in SESSION_STATE_CHANGING:
-            for t, i in info.partitions:
-                claim = _claim(partition_errors, t, i)
-                if claim is not None:
-                    ctx.fault_partitions[(t, i)] = int(claim.error_code)
-        if partition_errors and ctx.api.name in STATE_CHANGING:
-            response = await _run_split(server, spec, ctx, body, partition_errors, resolve)
-        else:
-            response = await server.run_handler(spec, ctx, body)
-            if partition_errors and isinstance(response, dict):
-                _edit_partitions(ctx, response, partition_errors, resolve)
-
-    if applied_errors and isinstance(response, dict):
-        _edit_applied(info, response, applied_errors, resolve)
-
-    # 3. record data edits
-    if deferred and isinstance(response, dict):
+    for r, a in phased[BEFORE]:
+        await a.apply(call, r.match)
+    for r, a in phased[INSTEAD]:
+        await a.apply(call, r.match)
+    if not call.answered:
+        call.response = await _run_handler(server, spec, call)
+    for r, a in phased[AFTER]:
+        await a.apply(call, r.match)
+    if deferred and isinstance(call.response, dict):
         for rule in deferred:
-            if _edit_data(server, ctx, body, response, rule, engine, resolve):
+            if _edit_data(call, rule, engine):
                 ex.faults.append(rule.name)
                 fired.append(rule)
-                coverage.note_fired(ctx.api.name, (rule,))
-
-    # 4. after processing
-    drop_after = False
-    for _r, a in actions:
-        if isinstance(a, Throttle):
-            if isinstance(response, dict) and "throttle_time_ms" in field_names(
-                ctx.api.response_name, ctx.version
-            ):
-                response["throttle_time_ms"] = a.ms
-            conn.muted_until = max(conn.muted_until, trio.current_time() + a.ms / 1000)
-        elif isinstance(a, Delay) and not a.before_processing:
-            await server.flush(conn)
-            await trio.sleep(a.ms / 1000)
-        elif isinstance(a, DropConnection) and a.after_processing:
-            drop_after = True
-        elif isinstance(a, LostAck):
-            drop_after = True  # applied; the answer never leaves
-    ex.closed_connection = drop_after  # before finish(): the exchange completes once
-    out = server.finish(ex, ctx, response)
-    if drop_after:
-        raise CloseConnection(f"fault: drop connection after {ctx.api.name}")
+                coverage.note_fired(api, (rule,))
+    for r, a in phased[CONNECTION]:
+        await a.apply(call, r.match)
+    ex.closed_connection = call.drop_after  # before finish(): the exchange completes once
+    out = server.finish(ex, ctx, call.response)
+    if call.drop_after:
+        raise CloseConnection(f"fault: drop connection after {api}")
     return out
 
 
-async def _wait_until_closed(conn: Connection) -> None:
+async def _run_handler(server: ClusterServer, spec: Any, call: ServerCall) -> Any:
+    """The handler on the request, minus (or marking) the partitions claimed with errors."""
+    ctx, body = call.context, call.request
+    if call.claims and call.api in SESSION_STATE_CHANGING:
+        for t, i in call.info.partitions:
+            code = call.claimed(t, i)
+            if code is not None:
+                ctx.fault_partitions[(t, i)] = int(code)
+    if call.claims and call.api in STATE_CHANGING:
+        return await _run_split(server, spec, call)
+    response = await server.run_handler(spec, ctx, body)
+    if call.claims and isinstance(response, dict):
+        _edit_partitions(call, response)
+    return response
+
+
+async def _wait_until_closed(conn: Connection) -> NoReturn:
     """Park a never-answered request until the client hangs up (reading and dropping
     whatever else it sends on this connection), then close."""
     while True:
@@ -244,37 +263,24 @@ def _error_reply(ctx: RequestContext, body: dict[str, Any], code: ErrorCode) -> 
     return error_response(ctx, body, code)
 
 
-def _claim(errors: list[tuple[Rule, Error]], topic: str | None, idx: int) -> Error | None:
-    if topic is None:
-        return None
-    for r, a in errors:
-        if r.match.partition_matches(topic, idx):
-            return a
-    return None
-
-
-async def _run_split(
-    server: ClusterServer,
-    spec: Any,
-    ctx: RequestContext,
-    body: dict[str, Any],
-    errors: list[tuple[Rule, Error]],
-    resolve: Any,
-) -> Any:
+async def _run_split(server: ClusterServer, spec: Any, call: ServerCall) -> Any:
     """Process the unclaimed partitions; answer the claimed ones with their error."""
-    reduced, remaining = split_request(body, lambda t, i: _claim(errors, t, i) is not None, resolve)
+    ctx, body = call.context, call.request
+    reduced, remaining = split_request(
+        body, lambda t, i: call.claimed(t, i) is not None, call.resolve
+    )
     real: Any = await server.run_handler(spec, ctx, reduced) if remaining else None
     if real is NO_RESPONSE or (ctx.api.name == "Produce" and body.get("acks", 1) == 0):
         return NO_RESPONSE
-    merged: dict[str, Any] = error_response(ctx, body, errors[0][1].error_code)
+    merged: dict[str, Any] = error_response(ctx, body, call.claims[0][1])
     real_entries: dict[tuple[str | None, int], Any] = {}
     if isinstance(real, dict):
-        for t, i, entry, _arr, _pos in partition_entries(real, resolve):
+        for t, i, entry, _arr, _pos in partition_entries(real, call.resolve):
             real_entries[(t, i)] = entry
-    for t, i, _entry, arr, pos in partition_entries(merged, resolve):
-        claim = _claim(errors, t, i)
-        if claim is not None:
-            arr[pos]["error_code"] = int(claim.error_code)
+    for t, i, _entry, arr, pos in partition_entries(merged, call.resolve):
+        code = call.claimed(t, i)
+        if code is not None:
+            arr[pos]["error_code"] = int(code)
         elif (t, i) in real_entries:
             arr[pos] = real_entries[(t, i)]
     if isinstance(real, dict):
@@ -284,90 +290,43 @@ async def _run_split(
     return merged
 
 
-def _edit_partitions(
-    ctx: RequestContext, response: dict[str, Any], errors: list[tuple[Rule, Error]], resolve: Any
-) -> None:
-    for t, i, entry, _arr, _pos in partition_entries(response, resolve):
-        claim = _claim(errors, t, i)
-        if claim is not None and isinstance(entry, dict):
-            entry["error_code"] = int(claim.error_code)
+def _edit_partitions(call: ServerCall, response: dict[str, Any]) -> None:
+    for t, i, entry, _arr, _pos in partition_entries(response, call.resolve):
+        code = call.claimed(t, i)
+        if code is not None and isinstance(entry, dict):
+            entry["error_code"] = int(code)
             if "records" in entry:
                 # Empty, never null: Kafka sends an empty set with a partition error, and
                 # librdkafka rejects a null one ("invalid MessageSetSize -1").
                 entry["records"] = b""
-    if ctx.api.name == "Metadata":
+    if call.api == "Metadata":
         for topic in response.get("topics") or []:
             name = topic.get("name")
-            for r, a in errors:
-                if (
-                    r.match.partition is None
-                    and name is not None
-                    and r.match.partition_matches(name, 0)
-                ):
-                    topic["error_code"] = int(a.error_code)
+            for m, code in call.claims:
+                if m.partition is None and name is not None and m.partition_matches(name, 0):
+                    topic["error_code"] = int(code)
                     break
-
-
-def _edit_applied(
-    info: Any, response: dict[str, Any], errors: list[tuple[Rule, Error]], resolve: Any
-) -> None:
-    """Answer an error Kafka sends only after applying the request (the batch is stored:
-    DUPLICATE_SEQUENCE_NUMBER, NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT) on the
-    partitions the handler applied without error: the state is as the answer says."""
-    for t, i, entry, _arr, _pos in partition_entries(response, resolve):
-        if not isinstance(entry, dict) or entry.get("error_code", 0) != 0:
-            continue
-        for r, a in errors:
-            per_partition = a.level == "partition" or (
-                a.level == "auto"
-                and r.match.targets_partitions
-                and (info.partitions or info.topics or info.all_topics)
-            )
-            if per_partition and (t is None or not r.match.partition_matches(t, i)):
-                continue
-            entry["error_code"] = int(a.error_code)
-            if "base_offset" in entry:
-                entry["base_offset"] = -1
-            break
 
 
 def _magic_for(fetch_version: int) -> int:
     return 0 if fetch_version <= 1 else 1 if fetch_version <= 3 else 2
 
 
-def _edit_data(
-    server: ClusterServer,
-    ctx: RequestContext,
-    body: dict[str, Any],
-    response: dict[str, Any],
-    rule: Rule,
-    engine: FaultEngine,
-    resolve: Any,
-) -> bool:
+def _edit_data(call: ServerCall, rule: Rule, engine: FaultEngine) -> bool:
     """Apply a data-editing rule to the first partition it can edit; True if it fired."""
-    edits_empty = any(a.edits_empty for a in rule.actions)
-    for t, i, entry, _arr, _pos in partition_entries(response, resolve):
-        if t is None or not isinstance(entry, dict) or entry.get("error_code", 0):
+    edits_empty = any(type(a).EDITS_EMPTY for a in rule.actions)
+    for t, i, entry in call.partitions():
+        if t is None or not isinstance(entry, dict):
             continue
-        if not entry.get("records") and not (edits_empty and "records" in entry):
+        if not entry.get("records") and not (
+            edits_empty and "records" in entry and not entry.get("error_code")
+        ):
             continue
         if not rule.match.partition_matches(t, i):
             continue
         edited = entry["records"]
         for a in rule.actions:
-            new: bytes | None = None
-            if isinstance(a, PartialTrailingBatch):
-                if edited:
-                    new = cut_trailing_batch(edited, _next_batch(server, ctx, body, t, i, edited))
-            elif isinstance(a, CorruptBatch):
-                if edited:
-                    new = corrupt_first_batch(edited)
-            elif isinstance(a, Duplicate):
-                previous = _previous_batch(server, ctx, body, t, i, resolve)
-                if previous is not None:
-                    new = record_edits.prepend_batch(edited or b"", previous)
-            elif edited:
-                new = _edit_records(a, edited)
+            new = a.edit_records(call, t, i, edited)
             if new is not None:
                 edited = new
         if edited is entry["records"]:
@@ -379,24 +338,13 @@ def _edit_data(
     return False
 
 
-def _edit_records(action: Any, data: Any) -> bytes | None:
-    """The record-editing actions that need nothing but the records (CRC-valid edits)."""
-    if isinstance(action, CorruptPayload):
-        return record_edits.corrupt_payload(data, part=action.part, seed=action.seed)
-    if isinstance(action, SchemaId):
-        return record_edits.rewrite_schema_id(data, schema_id=action.id, magic=action.magic)
-    if isinstance(action, SkewTimestamps):
-        return record_edits.skew_timestamps(data, ms=action.ms)
-    return None
-
-
 def _previous_batch(
     server: ClusterServer,
     ctx: RequestContext,
     body: dict[str, Any],
     topic: str,
     idx: int,
-    resolve: Any,
+    resolve: Callable[[uuid.UUID], str | None],
 ) -> bytes | None:
     """Fetch: the batch holding the offset just before this partition's fetch offset (what
     the consumer read last), at its original offsets; None at the log start."""
@@ -408,7 +356,7 @@ def _previous_batch(
         if rt == topic and ri == idx and isinstance(entry, dict):
             fetch_offset = entry.get("fetch_offset")
     log = t.partitions[idx].log
-    if not isinstance(fetch_offset, int) or fetch_offset - 1 < log.log_start_offset:
+    if not isinstance(fetch_offset, int) or not log.log_start_offset < fetch_offset:
         return None
     if fetch_offset > log.high_watermark:
         return None

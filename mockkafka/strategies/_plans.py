@@ -25,6 +25,7 @@ from typing import Any
 import hypothesis.strategies as st
 from hypothesis.errors import InvalidArgument
 
+from mockkafka.faults.actions import SCENARIO_ACTIONS
 from mockkafka.faults.coverage import action_kind
 from mockkafka.faults.error_facts import (
     CLIENT_APIS,
@@ -50,7 +51,8 @@ from mockkafka.strategies._common import (
     named,
 )
 
-#: Fault actions a plan can hold (the action keys of a ``fault:`` step).
+#: Fault actions a plan can hold (the action keys of a ``fault:`` step, from the action
+#: registry ``mockkafka/faults/actions/``).
 FAULT_KINDS = FAULT_ACTION_KEYS
 #: Cluster verbs a plan can hold (``docs/vocabulary.md``); each is drawn only where the
 #: plan's resources let it mean something.
@@ -67,43 +69,19 @@ CLUSTER_VERBS = (
     "truncate_log",
     "delete_records",
 )
+VERBS = FAULT_KINDS + CLUSTER_VERBS
 #: Left out unless ``verbs=`` names them: what even a correct client cannot survive without
 #: losing acknowledged data or hanging (hangs, corruption, fencing, truncation, retention,
 #: markers held back).
 RISKY_VERBS = (
-    "never_respond",
-    "corrupt_batch",
+    *(n for n, c in SCENARIO_ACTIONS.items() if c.RISKY),
     "fence_producer",
     "delay_transaction_markers",
     "truncate_log",
     "delete_records",
 )
-#: Fault actions added after the first release of ``fault_plans``: drawn only when
-#: ``verbs=`` names them, so the plans an existing seed draws stay as they were.
-#: (``corrupt_payload``, ``schema_id`` and ``blackhole`` are risky as well: garbage a
-#: deserializer cannot read, a client cut off until its request times out.)
-OPT_IN_VERBS = (
-    "duplicate",
-    "corrupt_payload",
-    "schema_id",
-    "skew_timestamps",
-    "lost_ack",
-    "blackhole",
-)
-#: Every verb ``fault_plans`` can draw; the opt-in actions last, so the verbs before them
-#: keep their places in hypothesis's choice sequences (old seeds draw and shrink as before).
-VERBS = tuple(k for k in FAULT_KINDS if k not in OPT_IN_VERBS) + CLUSTER_VERBS + OPT_IN_VERBS
 #: Drawn unless ``verbs=`` says otherwise.
-DEFAULT_VERBS = tuple(v for v in VERBS if v not in RISKY_VERBS and v not in OPT_IN_VERBS)
-_DATA_FAULTS = (  # Fetch responses only
-    "partial_trailing_batch",
-    "corrupt_batch",
-    "duplicate",
-    "corrupt_payload",
-    "schema_id",
-    "skew_timestamps",
-)
-_PRODUCE_FAULTS = ("lost_ack",)  # Produce requests only
+DEFAULT_VERBS = tuple(v for v in VERBS if v not in RISKY_VERBS)
 _GROUP_APIS = ("OffsetCommit", "OffsetFetch", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup")
 _TOPIC_APIS = ("Produce", "Fetch", "ListOffsets", "Metadata", "OffsetForLeaderEpoch")
 
@@ -362,14 +340,8 @@ def _step_kinds(space: _Space) -> list[str]:
     """Which verbs can make a step in this space."""
     out = []
     for v in space.verbs:
-        if v == "error":
-            ok = any(_error_choices(space, a) for a in space.apis)
-        elif v in _DATA_FAULTS:
-            ok = "Fetch" in space.apis
-        elif v in _PRODUCE_FAULTS:
-            ok = "Produce" in space.apis
-        elif v in FAULT_KINDS:
-            ok = bool(space.apis)
+        if v in FAULT_KINDS:
+            ok = bool(_fault_apis(space, v))
         elif v in ("move_leader", "set_isr"):
             ok = space.brokers > 1
         elif v == "move_coordinator":
@@ -495,16 +467,30 @@ def _step(draw: st.DrawFn, space: _Space, kinds: list[str]) -> dict[str, Any]:
     return {kind: {"transactional_id": draw(st.sampled_from(space.transactional_ids))}}
 
 
+def _fault_apis(space: _Space, kind: str) -> list[str]:
+    """The APIs a fault of ``kind`` can be drawn on (the action's ``APIS``; errors where
+    the error table has a choice)."""
+    if kind == "error":
+        return [a for a in space.apis if _error_choices(space, a)]
+    can = SCENARIO_ACTIONS[kind].APIS
+    return [a for a in space.apis if can is None or a in can]
+
+
+def _arg_values(draw: st.DrawFn, space: _Space, schema: dict[str, Any] | None) -> Any:
+    """A value for an action argument, drawn from its JSON Schema (``arg(schema=...)``)."""
+    schema = schema or {}
+    if "enum" in schema:
+        return draw(st.sampled_from(schema["enum"]))
+    if schema.get("type") == "boolean":
+        return draw(st.booleans())
+    if schema.get("type") == "integer":
+        return draw(_ms(space))
+    raise InvalidArgument(f"fault_plans cannot draw a value for {schema!r}")
+
+
 @st.composite
 def _fault(draw: st.DrawFn, space: _Space, kind: str) -> dict[str, Any]:
-    if kind == "error":
-        apis = [a for a in space.apis if _error_choices(space, a)]
-    elif kind in _DATA_FAULTS:
-        apis = ["Fetch"]
-    elif kind in _PRODUCE_FAULTS:
-        apis = ["Produce"]
-    else:
-        apis = list(space.apis)
+    apis = _fault_apis(space, kind)
     api = draw(st.sampled_from(apis))
     fault: dict[str, Any] = {"on": api}
     if api in _TOPIC_APIS and draw(st.booleans()):
@@ -519,21 +505,14 @@ def _fault(draw: st.DrawFn, space: _Space, kind: str) -> dict[str, Any]:
         fault[trigger] = draw(st.integers(2, 3))
     if kind == "error":
         fault["error"] = draw(st.sampled_from(_error_choices(space, api)))
-    elif kind in ("delay", "throttle"):
-        fault[kind] = {"ms": draw(_ms(space))}
-    elif kind == "drop_connection":
-        fault[kind] = {"after_processing": True} if draw(st.booleans()) else True
-    elif kind == "corrupt_payload":
-        part = draw(st.sampled_from(("value", "key", "headers")))
-        fault[kind] = {"part": part, "seed": draw(st.integers(0, 2**16))}
-    elif kind == "schema_id":
-        if draw(st.booleans()):
-            fault[kind] = {"id": draw(st.integers(0, 2**31 - 1))}
-        else:
-            fault[kind] = {"magic": draw(st.integers(1, 255))}
-    elif kind == "skew_timestamps":
-        day = 86_400_000
-        fault[kind] = {"ms": draw(st.integers(-day, day).filter(bool))}
-    else:
-        fault[kind] = True
+        return fault
+    # Required arguments always, optional ones the action lets fuzzing draw only when
+    # they differ from their default (so a plan prints as the shortest YAML).
+    args: dict[str, Any] = {}
+    for a in SCENARIO_ACTIONS[kind].args():
+        if a.required or a.fuzz:
+            value = _arg_values(draw, space, a.schema)
+            if a.required or value != a.default:
+                args[a.name] = value
+    fault[kind] = args or True
     return fault

@@ -67,7 +67,7 @@ def test_a_blackhole_swallows_every_match_unless_a_count_is_given() -> None:
         ({"on": "Fetch", "corrupt_payload": {"part": "body"}}, "part must be"),
         ({"on": "Fetch", "corrupt_payload": {"size": 3}}, "unknown"),
         ({"on": "Fetch", "lost_ack": True}, "acts only on Produce"),
-        ({"on": "Produce", "duplicate": True}, "acts only on Fetch"),
+        ({"on": "Produce", "duplicate": True}, "only Fetch responses"),
     ],
 )
 def test_bad_arguments_name_the_field(doc: dict[str, Any], message: str) -> None:
@@ -81,7 +81,7 @@ def test_the_builder_refuses_a_rule_that_could_never_fire() -> None:
     with mockkafka.Cluster() as cluster:
         with pytest.raises(ConfigError, match="acts only on Produce"):
             cluster.faults.on("Fetch").lost_ack()
-        with pytest.raises(ConfigError, match="acts only on Fetch"):
+        with pytest.raises(ConfigError, match="only Fetch responses"):
             cluster.faults.on("Metadata").duplicate()
         with pytest.raises(ConfigError, match="edits record data"):
             cluster.faults.on("Produce").skew_timestamps(ms=5)
