@@ -178,10 +178,13 @@ class ActionBuilders:
         return self.then(LostAck())
 
     def blackhole(self) -> Rule:
-        """Swallow every matching request: not processed, never answered, while the connection stays
-        open and is read on. When the rule ends (``for_ms``, ``between``, ``remove()``) requests are
-        answered again. Fires on every match unless a count was given. On a group member's
-        ``client_id`` the coordinator hears nothing from it and evicts it after its session timeout.
+        """Swallow every matching request: not processed, never answered, the connection left open.
+        Kafka answers a connection's requests in order, so once a request is swallowed that
+        connection answers nothing more (later requests on it are read and dropped, as if the
+        network lost them) until the client times out and reconnects; when the rule has ended
+        (``for_ms``, ``between``, ``remove()``) the new connection is answered. Fires on every match
+        unless a count was given. On a group member's ``client_id`` the coordinator hears nothing
+        from it and evicts it after its session timeout.
 
         Adds :class:`~mockkafka.faults.actions.blackhole.Blackhole`.
         """

@@ -67,6 +67,9 @@ STATE_CHANGING = frozenset(
 )
 
 _MISSING: Any = object()
+#: ``connection_state`` key of a connection that answers nothing more (``FaultCall.silence``):
+#: the names of the rules that silenced it.
+SILENCED = "fault.silenced"
 
 
 #: APIs whose partitions a split request cannot leave out (their session carries them
@@ -171,6 +174,9 @@ class ServerCall:
     def previous_batch(self, topic: str, index: int) -> bytes | None:
         return _previous_batch(self.server, self.context, self.request, topic, index, self.resolve)
 
+    def silence(self) -> None:
+        self.context.connection_state[SILENCED] = tuple(self.ex.faults)
+
     def record_error(self, exc: BaseException) -> None:
         self.server._record_error(exc)
 
@@ -182,6 +188,10 @@ async def apply_faults(
     spec = server.handlers[ctx.header.api_key]
     body: dict[str, Any] = req.body or {}
     engine: FaultEngine = server.state.faults
+    silenced = ctx.connection_state.get(SILENCED) if ctx.connection_state else None
+    if silenced is not None:  # a blackhole swallowed a request on this connection
+        ex.faults.extend(silenced)
+        return server.finish(ex, ctx, NO_RESPONSE)
     if not engine:
         return server.finish(ex, ctx, await server.run_handler(spec, ctx, body))
     resolve = topic_resolver(server.state)

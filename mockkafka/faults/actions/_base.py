@@ -117,7 +117,10 @@ class FaultCall(Protocol):
     says whether the response version has that field, ``next_batch(topic, index,
     records)`` is the log's batch after ``records`` (for cutting one), ``previous_batch(topic,
     index)`` the log's batch holding the offset before the Fetch offset (what the consumer
-    read last; None at the log start), ``record_error(exc)``
+    read last; None at the log start), ``silence()`` answers nothing more on this
+    connection (every later request on it is read and dropped until the client closes it:
+    Kafka answers in order, so an answer after a swallowed request would break the
+    client), ``record_error(exc)``
     keeps an exception raised by test code so the test fails.
     """
 
@@ -142,6 +145,7 @@ class FaultCall(Protocol):
     def has_field(self, name: str) -> bool: ...
     def next_batch(self, topic: str, index: int, records: Any) -> bytes | None: ...
     def previous_batch(self, topic: str, index: int) -> bytes | None: ...
+    def silence(self) -> None: ...
     def record_error(self, exc: BaseException) -> None: ...
 
 
