@@ -15,8 +15,9 @@ it; the first action method (``error``, ``delay``, ``throttle``, ``drop_connecti
 ``observe``) adds it to the cluster, and further action methods chain more actions. So put
 trigger methods before the first action.
 
-:class:`FaultEngine` lives in the cluster state (``state.faults``) and is
-consulted for every request by the server: :meth:`FaultEngine.candidates` lists the active
+:class:`FaultEngine` is owned by the server (``server.faults``; :func:`engine_of` finds
+the one of a cluster state, which announces its events through its notification hook) and is
+consulted for every request by the server's fault stage: :meth:`FaultEngine.candidates` lists the active
 rules whose match fits; :meth:`FaultEngine.decide` applies a rule's trigger (counts the
 match, draws the seeded probability) and says whether it fires. Rules whose actions edit
 record data are decided only for responses that carry such data, so ``once()`` means "the
@@ -30,10 +31,12 @@ from __future__ import annotations
 import difflib
 import itertools
 import random
-from collections.abc import Callable, Iterable
+import weakref
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from mockkafka.cluster.events import StateEvent
 from mockkafka.errors import ConfigError
 from mockkafka.faults import coverage
 from mockkafka.faults._builders import ActionBuilders
@@ -91,6 +94,9 @@ class Rule(ActionBuilders):
         self.actions: tuple[Action, ...] = tuple(actions)
         self.matched = 0
         self.fired = 0
+        #: Firings decided for requests whose answer has not reached the wire yet (the
+        #: server commits or releases each; see FaultEngine.commit).
+        self.pending = 0
         self.created_ms: int | None = None
         self.last_fired_ms: int | None = None
         self._rng: random.Random | None = None
@@ -121,8 +127,8 @@ class Rule(ActionBuilders):
         """True once the trigger can never fire again."""
         t = self.trigger
         if t.nth is not None:
-            return self.matched >= t.nth
-        return t.times is not None and self.fired >= t.times
+            return self.matched >= t.nth and not self.pending
+        return t.times is not None and self.fired + self.pending >= t.times
 
     @property
     def needs_data(self) -> bool:
@@ -345,6 +351,11 @@ class FaultEngine:
         self.events.clear()
         self._rule_numbers = itertools.count(1)
 
+    def on_notify(self, key: Hashable) -> None:
+        """The cluster state's waker: records the cluster events it announces."""
+        if type(key) is StateEvent:
+            self.record_event(key.name, **dict(key.attrs))
+
     def record_event(self, name: str, **attrs: Any) -> None:
         """A cluster verb happened (rules waiting for it with ``after_event`` may start)."""
         self.events.append(ClusterEvent(name, self._clock(), tuple(sorted(attrs.items()))))
@@ -384,7 +395,7 @@ class FaultEngine:
             if self._active(r, now) and r.match.matches(info) and _acts_on(r, info.api)
         ]
 
-    def select(self, info: RequestInfo) -> tuple[list[Rule], list[Rule]]:
+    def select(self, info: RequestInfo, *, reserve: bool = False) -> tuple[list[Rule], list[Rule]]:
         """The rules that fire for a request, and the data-editing candidates to decide
         once the response is known. Only the first response-replacing rule that fires is
         used; later ones are not consulted (their counters do not move)."""
@@ -394,28 +405,43 @@ class FaultEngine:
         for rule in self.candidates(info):
             if rule.needs_data:
                 deferred.append(rule)
-            elif not (rule.replaces_response and replacing) and self.decide(rule):
+            elif not (rule.replaces_response and replacing) and self.decide(rule, reserve=reserve):
                 fired.append(rule)
                 replacing = replacing or rule.replaces_response
         return fired, deferred
 
-    def decide(self, rule: Rule) -> bool:
-        """Count one match for ``rule`` and say whether it fires (updates ``fired``)."""
+    def decide(self, rule: Rule, *, reserve: bool = False) -> bool:
+        """Count one match for ``rule`` and say whether it fires (updates ``fired``).
+
+        ``reserve=True`` (the server): a firing is only reserved (``rule.pending``) until
+        :meth:`commit` (its effect reached the wire) or :meth:`release` (it did not)."""
         t = rule.trigger
         rule.matched += 1
         if t.nth is not None:
             fire = rule.matched == t.nth
         else:
-            fire = t.times is None or rule.fired < t.times
+            fire = t.times is None or rule.fired + rule.pending < t.times
         if t.probability is not None:
             if rule._rng is None:
                 rule._rng = random.Random(t.seed)
             draw = rule._rng.random()
             fire = fire and draw < t.probability
-        if fire:
+        if fire and reserve:
+            rule.pending += 1
+        elif fire:
             rule.fired += 1
             rule.last_fired_ms = self._clock()
         return fire
+
+    def commit(self, rule: Rule) -> None:
+        """A reserved firing reached the wire: count it in ``fired``."""
+        rule.pending = max(0, rule.pending - 1)
+        rule.fired += 1
+        rule.last_fired_ms = self._clock()
+
+    def release(self, rule: Rule) -> None:
+        """A reserved firing never reached the wire (nothing to edit, connection gone)."""
+        rule.pending = max(0, rule.pending - 1)
 
 
 class Faults:
@@ -529,6 +555,23 @@ class Faults:
         return f"<Faults: {len(self.engine.rules())} rules>"
 
 
+_ENGINES: weakref.WeakKeyDictionary[ClusterState, FaultEngine] = weakref.WeakKeyDictionary()
+
+
 def engine_of(state: ClusterState) -> FaultEngine:
-    """The fault engine of a ClusterState."""
-    return state.faults
+    """The fault engine for a ClusterState: made on first use, fed the state's cluster
+    events through its notification hook (``add_waker``). The server holds it as
+    ``server.faults``; sans-IO code asks here. The state keeps no reference to faults
+    beyond that waker, and the engine none to the state (its clock is a weak one)."""
+    engine = _ENGINES.get(state)
+    if engine is None:
+        ref = weakref.ref(state)
+
+        def clock() -> int:
+            s = ref()
+            return s.now_ms() if s is not None else 0
+
+        engine = FaultEngine(clock)
+        state.add_waker(engine.on_notify)
+        _ENGINES[state] = engine
+    return engine

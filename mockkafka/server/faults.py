@@ -1,25 +1,27 @@
-"""The fault executor: the server's ``fault_hook``, applying the actions of fired rules.
+"""The fault stage of dispatch: the rules that fire on a request, their actions by phase.
 
 Theory of operation
 -------------------
-For each request :func:`apply_faults` asks the cluster's
-:class:`~mockkafka.faults.engine.FaultEngine` which rules match, decides their triggers, and
-applies the actions of those that fire, in phases:
+``server/dispatch.py`` calls into this module at two points of its pipeline and never the
+other way round (this module imports neither the dispatch nor the runtime):
 
-1. before processing: ``Delay(before_processing=True)`` sleeps; ``DropConnection()``
-   closes the connection (request lost); ``NeverRespond()`` waits until the client closes
-   the connection (the request is never processed, nothing more is answered on it);
-2. the response: a request-level ``Error`` answers every part of the request with the code
-   (nothing is processed); a ``CustomHandler`` may answer instead; otherwise the handler
-   runs -- on the request minus the partitions a partition-level ``Error`` claims for
-   APIs that change state (Produce, OffsetCommit, ...), whose claimed partitions then get
-   the error; for read-only APIs the claimed partitions of the real response are edited;
-3. record data: ``PartialTrailingBatch`` / ``CorruptBatch`` rules are decided only now, for
-   responses that carry records they can edit;
-4. after processing: ``Throttle`` sets ``throttle_time_ms`` and mutes the connection
-   (KIP-219: nothing more is read from it until the time has passed), ``Delay`` sleeps,
-   ``DropConnection(after_processing=True)`` closes the connection without sending the
-   (recorded) response.
+- :func:`select` (stage ``faults_before``) asks the server's
+  :class:`~mockkafka.faults.engine.FaultEngine` which rules fire (their firings are only
+  *reserved*), and :func:`before` runs the ``BEFORE`` and ``INSTEAD`` actions through a
+  :class:`ServerCall` -- the :class:`~mockkafka.faults.actions.FaultCall` an action sees:
+  sleep, close the connection, never answer, answer with an error or a custom handler's
+  dict, or claim partitions with an error code.
+- the handler stage runs the handler on the request minus the claimed partitions for APIs
+  that change state (:func:`split` / :func:`merge_split`), or on the whole request with the
+  claimed partitions' entries edited (:func:`edit_claimed`); APIs with sessions (Fetch,
+  ShareFetch) are told which partitions carry an error (:func:`mark_session_partitions`),
+  so an incremental fetch response includes them, as Kafka does.
+- :func:`after` (stage ``faults_after``) runs ``AFTER`` actions, decides the ``DATA``
+  rules on the response's record data, then ``CONNECTION`` actions.
+- the finish stage calls :func:`commit`: a rule counts as fired only when its effect
+  reached the wire -- an answer sent carrying it, a connection closed or left silent by it.
+  A claim that found no partition to put its error on, or a request whose connection died
+  first, gives its reservation back (:func:`release`).
 
 Only one response-replacing rule fires per request (the first added); the names of the
 rules that fired are recorded in the exchange's ``faults``.
@@ -28,28 +30,23 @@ rules that fired are recorded in the exchange's ``faults``.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, NoReturn, Protocol
 
 import trio
 
+from mockkafka.cluster.state import ClusterState
 from mockkafka.errors import ErrorCode
 from mockkafka.faults import coverage
-from mockkafka.faults.actions import AFTER, BEFORE, CONNECTION, INSTEAD, PHASES, Action
+from mockkafka.faults.actions import AFTER, BEFORE, CONNECTION, DATA, INSTEAD, PHASES, Action
 from mockkafka.faults.engine import FaultEngine, Rule
 from mockkafka.faults.inspect import partition_entries, request_info, split_request
 from mockkafka.faults.model import Match, RequestInfo
 from mockkafka.handlers.base import NO_RESPONSE, RequestContext, error_response
 from mockkafka.protocol import records as rec
 from mockkafka.protocol.codec import field_names
-from mockkafka.protocol.framing import Request
-from mockkafka.server.connection import RECEIVE_SIZE, CloseConnection
-from mockkafka.server.traffic import Exchange
-
-if TYPE_CHECKING:
-    from mockkafka.cluster.state import ClusterState
-    from mockkafka.server.connection import Connection
-    from mockkafka.server.runtime import ClusterServer
+from mockkafka.server.connection import RECEIVE_SIZE, CloseConnection, Connection
+from mockkafka.server.traffic import Exchange, TrafficLog
 
 #: APIs whose partition-level errors must keep the claimed partitions from being applied.
 STATE_CHANGING = frozenset(
@@ -66,12 +63,6 @@ STATE_CHANGING = frozenset(
     }
 )
 
-_MISSING: Any = object()
-#: ``connection_state`` key of a connection that answers nothing more (``FaultCall.silence``):
-#: the names of the rules that silenced it.
-SILENCED = "fault.silenced"
-
-
 #: APIs whose partitions a split request cannot leave out (their session carries them
 #: between requests): the handler is told which partitions a rule answers with an error
 #: (``RequestContext.fault_partitions``) and leaves their state alone. For Fetch this also
@@ -79,6 +70,22 @@ SILENCED = "fault.silenced"
 #: leave an unchanged partition out (and the error with it), as Kafka always includes a
 #: partition with an error.
 SESSION_STATE_CHANGING = frozenset({"ShareFetch", "ShareAcknowledge", "Fetch"})
+
+#: ``ServerCall.response`` before anyone answered.
+MISSING: Any = object()
+#: ``connection_state`` key of a connection that answers nothing more (``FaultCall.silence``,
+#: a blackhole): the names of the rules that silenced it.
+SILENCED = "fault.silenced"
+
+
+class Server(Protocol):
+    """What the fault stage needs from the server (``ClusterServer`` is one)."""
+
+    state: ClusterState
+    traffic: TrafficLog
+
+    async def flush(self, conn: Connection | int) -> None: ...
+    def record_error(self, exc: BaseException) -> None: ...
 
 
 def topic_resolver(state: ClusterState) -> Callable[[uuid.UUID], str | None]:
@@ -92,19 +99,24 @@ def topic_resolver(state: ClusterState) -> Callable[[uuid.UUID], str | None]:
 
 
 class ServerCall:
-    """The :class:`~mockkafka.faults.actions.FaultCall` of one request on this server."""
+    """The :class:`~mockkafka.faults.actions.FaultCall` of one request on this server, and
+    the fault stage's record of it (rules reserved, claims, drop-after)."""
 
     def __init__(
         self,
-        server: ClusterServer,
+        server: Server,
+        engine: FaultEngine,
         conn: Connection,
         ctx: RequestContext,
         ex: Exchange,
         body: dict[str, Any],
         info: RequestInfo,
-        resolve: Callable[[uuid.UUID], str | None],
+        fired: list[Rule],
+        deferred: list[Rule],
     ) -> None:
-        self.server = server
+        self._server = server
+        self._engine = engine
+        self._flush: Callable[[Connection | int], Awaitable[None]] = server.flush
         self.conn = conn
         self.context = ctx
         self.ex = ex
@@ -112,29 +124,34 @@ class ServerCall:
         self.version = ctx.version
         self.request = body
         self.info = info
-        self.resolve = resolve
-        self.response: Any = _MISSING
-        self.claims: list[tuple[Match, ErrorCode]] = []
+        self.resolve = topic_resolver(ctx.cluster)
+        self.response: Any = MISSING
+        #: (match, code, rule) of each partition-level error.
+        self.claims: list[tuple[Match, ErrorCode, Rule]] = []
         self.drop_after = False
+        #: Rules whose firing is reserved and not yet committed or released.
+        self.reserved: list[Rule] = list(fired)
+        self.deferred = deferred
+        self.phased: dict[str, list[tuple[Rule, Action]]] = {p: [] for p in PHASES}
+        for r in fired:
+            for a in r.actions:
+                self.phased[a.phase_on(self.api)].append((r, a))
+        self._current: Rule | None = None
+
+    # -- FaultCall ------------------------------------------------------------------------
 
     @property
     def answered(self) -> bool:
-        return self.response is not _MISSING
+        return self.response is not MISSING
 
     def error_response(self, code: ErrorCode) -> Any:
-        return _error_reply(self.context, self.request, code)
+        if self.api == "Produce" and self.request.get("acks", 1) == 0:
+            return NO_RESPONSE
+        return error_response(self.context, self.request, code)
 
     def claim(self, match: Match, code: ErrorCode) -> None:
-        self.claims.append((match, code))
-
-    def claimed(self, topic: str | None, index: int) -> ErrorCode | None:
-        """The error the first claim covering this partition gives it, if any."""
-        if topic is None:
-            return None
-        for m, code in self.claims:
-            if m.partition_matches(topic, index):
-                return code
-        return None
+        assert self._current is not None
+        self.claims.append((match, code, self._current))
 
     def partitions(self) -> Iterator[tuple[str | None, int, Any]]:
         if isinstance(self.response, dict):
@@ -142,15 +159,16 @@ class ServerCall:
                 yield t, i, entry
 
     async def flush(self) -> None:
-        await self.server.flush(self.conn)
+        await self._flush(self.conn)
 
     async def sleep(self, seconds: float) -> None:
         await trio.sleep(seconds)
 
     def close(self, reason: str) -> NoReturn:
         self.ex.closed_connection = True
-        self.ex.response_time_ms = self.server.state.now_ms()
-        self.server.traffic.completed(self.ex)
+        self.ex.response_time_ms = self._server.state.now_ms()
+        self._server.traffic.completed(self.ex)
+        commit(self)  # the client sees the connection close: the fault reached the wire
         raise CloseConnection(reason)
 
     def close_after_response(self) -> None:
@@ -158,8 +176,9 @@ class ServerCall:
 
     async def never_respond(self) -> NoReturn:
         self.ex.no_response = True
-        self.server.traffic.completed(self.ex)
-        await self.server.flush(self.conn)
+        self._server.traffic.completed(self.ex)
+        commit(self)  # silence is the effect; it is in force from now on
+        await self._flush(self.conn)
         await _wait_until_closed(self.conn)
 
     def mute(self, seconds: float) -> None:
@@ -169,32 +188,53 @@ class ServerCall:
         return name in field_names(self.context.api.response_name, self.version)
 
     def next_batch(self, topic: str, index: int, records: Any) -> bytes | None:
-        return _next_batch(self.server, self.context, self.request, topic, index, records)
+        return _next_batch(self.context, self.request, topic, index, records)
 
     def previous_batch(self, topic: str, index: int) -> bytes | None:
-        return _previous_batch(self.server, self.context, self.request, topic, index, self.resolve)
+        return _previous_batch(self.context, self.request, topic, index, self.resolve)
 
     def silence(self) -> None:
-        self.context.connection_state[SILENCED] = tuple(self.ex.faults)
+        names = [r.name for r in self.reserved]
+        self.context.connection_state[SILENCED] = tuple(names)
 
     def record_error(self, exc: BaseException) -> None:
-        self.server._record_error(exc)
+        self._server.record_error(exc)
+
+    # -- the stage's own bookkeeping ---------------------------------------------------------
+
+    def claimed(self, topic: str | None, index: int) -> tuple[ErrorCode, Rule] | None:
+        """The error (and rule) of the first claim covering this partition, if any."""
+        if topic is None:
+            return None
+        for m, code, rule in self.claims:
+            if m.partition_matches(topic, index):
+                return code, rule
+        return None
+
+    async def run(self, phase: str) -> None:
+        for r, a in self.phased[phase]:
+            self._current = r
+            await a.apply(self, r.match)
+        self._current = None
 
 
-async def apply_faults(
-    server: ClusterServer, conn: Connection, ctx: RequestContext, req: Request, ex: Exchange
-) -> bytes | None:
-    """The server's fault hook: run the request through the fault rules (see module doc)."""
-    spec = server.handlers[ctx.header.api_key]
-    body: dict[str, Any] = req.body or {}
-    engine: FaultEngine = server.state.faults
-    silenced = ctx.connection_state.get(SILENCED) if ctx.connection_state else None
-    if silenced is not None:  # a blackhole swallowed a request on this connection
+def select(
+    engine: FaultEngine,
+    conn: Connection,
+    ctx: RequestContext,
+    ex: Exchange,
+    body: dict[str, Any],
+    server: Server,
+) -> ServerCall | None:
+    """The rules that fire on this request (reserved), as a call; None when none does.
+    On a silenced connection (a blackhole swallowed a request on it) the call answers
+    nothing, whatever the rules say."""
+    silenced = ctx.connection_state.get(SILENCED)
+    if silenced is not None:
         ex.faults.extend(silenced)
-        return server.finish(ex, ctx, NO_RESPONSE)
-    if not engine:
-        return server.finish(ex, ctx, await server.run_handler(spec, ctx, body))
-    resolve = topic_resolver(server.state)
+        call = ServerCall(server, engine, conn, ctx, ex, body, RequestInfo(ctx.api.name), [], [])
+        call.response = NO_RESPONSE
+        return call
     info = ex.info or request_info(
         ctx.api.name,
         ctx.version,
@@ -202,57 +242,134 @@ async def apply_faults(
         broker_id=conn.broker_id,
         connection_id=conn.id,
         client_id=ctx.client_id,
-        resolve=resolve,
+        resolve=topic_resolver(ctx.cluster),
     )
-    fired, deferred = engine.select(info)
+    fired, deferred = engine.select(info, reserve=True)
     if not fired and not deferred:
-        return server.finish(ex, ctx, await server.run_handler(spec, ctx, body))
-    ex.faults.extend(r.name for r in fired)
-    coverage.note_fired(ctx.api.name, fired)
-    api = ctx.api.name
-    phased: dict[str, list[tuple[Rule, Action]]] = {p: [] for p in PHASES}
-    for r in fired:
-        for a in r.actions:
-            phased[a.phase_on(api)].append((r, a))
-    call = ServerCall(server, conn, ctx, ex, body, info, resolve)
+        return None
+    return ServerCall(server, engine, conn, ctx, ex, body, info, fired, deferred)
 
-    for r, a in phased[BEFORE]:
-        await a.apply(call, r.match)
-    for r, a in phased[INSTEAD]:
-        await a.apply(call, r.match)
-    if not call.answered:
-        call.response = await _run_handler(server, spec, call)
-    for r, a in phased[AFTER]:
-        await a.apply(call, r.match)
-    if deferred and isinstance(call.response, dict):
-        for rule in deferred:
+
+async def before(call: ServerCall) -> None:
+    """``BEFORE`` then ``INSTEAD`` actions."""
+    await call.run(BEFORE)
+    await call.run(INSTEAD)
+
+
+def mark_session_partitions(call: ServerCall) -> None:
+    """Tell a session API's handler which partitions a rule answers with an error."""
+    if call.api not in SESSION_STATE_CHANGING:
+        return
+    for t, i in call.info.partitions:
+        got = call.claimed(t, i)
+        if got is not None:
+            call.context.fault_partitions[(t, i)] = int(got[0])
+
+
+def splits(call: ServerCall) -> bool:
+    """Whether the claimed partitions are kept back from the handler (state-changing)."""
+    return call.api in STATE_CHANGING
+
+
+def split(call: ServerCall, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """``body`` minus the claimed partitions, and how many partitions remain."""
+    return split_request(body, lambda t, i: call.claimed(t, i) is not None, call.resolve)
+
+
+def merge_split(call: ServerCall, body: dict[str, Any], real: Any) -> Any:
+    """The answer to a split request: the claimed partitions with their error, the others
+    as the handler answered them (``real``, None when nothing remained)."""
+    ctx = call.context
+    if real is NO_RESPONSE or (call.api == "Produce" and body.get("acks", 1) == 0):
+        return NO_RESPONSE
+    merged: dict[str, Any] = error_response(ctx, body, call.claims[0][1])
+    real_entries: dict[tuple[str | None, int], Any] = {}
+    if isinstance(real, dict):
+        for t, i, entry, _arr, _pos in partition_entries(real, call.resolve):
+            real_entries[(t, i)] = entry
+    hit: set[int] = set()
+    for t, i, _entry, arr, pos in partition_entries(merged, call.resolve):
+        got = call.claimed(t, i)
+        if got is not None:
+            arr[pos]["error_code"] = int(got[0])
+            hit.add(id(got[1]))
+        elif (t, i) in real_entries:
+            arr[pos] = real_entries[(t, i)]
+    if isinstance(real, dict):
+        for k, v in real.items():
+            if not (k in merged and isinstance(v, list)):
+                merged[k] = v
+    _release_missed_claims(call, hit)
+    return merged
+
+
+def edit_claimed(call: ServerCall, response: Any) -> None:
+    """Put each claim's error on its partitions of the handler's answer."""
+    hit: set[int] = set()
+    if isinstance(response, dict):
+        for t, i, entry, _arr, _pos in partition_entries(response, call.resolve):
+            got = call.claimed(t, i)
+            if got is not None and isinstance(entry, dict):
+                entry["error_code"] = int(got[0])
+                hit.add(id(got[1]))
+                if "records" in entry:
+                    # Empty, never null: Kafka sends an empty set with a partition error,
+                    # and librdkafka rejects a null one ("invalid MessageSetSize -1").
+                    entry["records"] = b""
+        if call.api == "Metadata":
+            for topic in response.get("topics") or []:
+                name = topic.get("name")
+                for m, code, rule in call.claims:
+                    if m.partition is None and name is not None and m.partition_matches(name, 0):
+                        topic["error_code"] = int(code)
+                        hit.add(id(rule))
+                        break
+    if response is not NO_RESPONSE:
+        _release_missed_claims(call, hit)
+
+
+def _release_missed_claims(call: ServerCall, hit: set[int]) -> None:
+    """A rule whose only effect was claims that found no partition in the answer did not
+    reach the wire: give its firing back."""
+    for rule in {id(r): r for _m, _c, r in call.claims}.values():
+        if id(rule) in hit or rule not in call.reserved:
+            continue
+        if all(a.phase_on(call.api) == INSTEAD and _is_claim(a, call) for a in rule.actions):
+            call.reserved.remove(rule)
+            call._engine.release(rule)
+
+
+def _is_claim(action: Action, call: ServerCall) -> bool:
+    return any(a is action for _r, a in call.phased[INSTEAD]) and not action.replaces_response
+
+
+async def after(call: ServerCall, engine: FaultEngine) -> None:
+    """``AFTER`` actions, the ``DATA`` rules on the answer's records, ``CONNECTION``."""
+    await call.run(AFTER)
+    if call.deferred and isinstance(call.response, dict):
+        for rule in call.deferred:
             if _edit_data(call, rule, engine):
-                ex.faults.append(rule.name)
-                fired.append(rule)
-                coverage.note_fired(api, (rule,))
-    for r, a in phased[CONNECTION]:
-        await a.apply(call, r.match)
-    ex.closed_connection = call.drop_after  # before finish(): the exchange completes once
-    out = server.finish(ex, ctx, call.response)
-    if call.drop_after:
-        raise CloseConnection(f"fault: drop connection after {api}")
-    return out
+                call.reserved.append(rule)
+    await call.run(CONNECTION)
 
 
-async def _run_handler(server: ClusterServer, spec: Any, call: ServerCall) -> Any:
-    """The handler on the request, minus (or marking) the partitions claimed with errors."""
-    ctx, body = call.context, call.request
-    if call.claims and call.api in SESSION_STATE_CHANGING:
-        for t, i in call.info.partitions:
-            code = call.claimed(t, i)
-            if code is not None:
-                ctx.fault_partitions[(t, i)] = int(code)
-    if call.claims and call.api in STATE_CHANGING:
-        return await _run_split(server, spec, call)
-    response = await server.run_handler(spec, ctx, body)
-    if call.claims and isinstance(response, dict):
-        _edit_partitions(call, response)
-    return response
+def commit(call: ServerCall) -> None:
+    """The answer (or the close, or the silence) is on its way: count the reserved rules
+    as fired, name them in the exchange, note them for coverage."""
+    if not call.reserved:
+        return
+    for rule in call.reserved:
+        call._engine.commit(rule)
+    call.ex.faults.extend(r.name for r in call.reserved if r.name not in call.ex.faults)
+    coverage.note_fired(call.api, call.reserved)
+    call.reserved = []
+
+
+def release(call: ServerCall) -> None:
+    """The request ended before its answer reached the wire: give the firings back."""
+    for rule in call.reserved:
+        call._engine.release(rule)
+    call.reserved = []
 
 
 async def _wait_until_closed(conn: Connection) -> NoReturn:
@@ -267,63 +384,9 @@ async def _wait_until_closed(conn: Connection) -> NoReturn:
             raise CloseConnection("fault: never respond; client closed the connection")
 
 
-def _error_reply(ctx: RequestContext, body: dict[str, Any], code: ErrorCode) -> Any:
-    if ctx.api.name == "Produce" and body.get("acks", 1) == 0:
-        return NO_RESPONSE
-    return error_response(ctx, body, code)
-
-
-async def _run_split(server: ClusterServer, spec: Any, call: ServerCall) -> Any:
-    """Process the unclaimed partitions; answer the claimed ones with their error."""
-    ctx, body = call.context, call.request
-    reduced, remaining = split_request(
-        body, lambda t, i: call.claimed(t, i) is not None, call.resolve
-    )
-    real: Any = await server.run_handler(spec, ctx, reduced) if remaining else None
-    if real is NO_RESPONSE or (ctx.api.name == "Produce" and body.get("acks", 1) == 0):
-        return NO_RESPONSE
-    merged: dict[str, Any] = error_response(ctx, body, call.claims[0][1])
-    real_entries: dict[tuple[str | None, int], Any] = {}
-    if isinstance(real, dict):
-        for t, i, entry, _arr, _pos in partition_entries(real, call.resolve):
-            real_entries[(t, i)] = entry
-    for t, i, _entry, arr, pos in partition_entries(merged, call.resolve):
-        code = call.claimed(t, i)
-        if code is not None:
-            arr[pos]["error_code"] = int(code)
-        elif (t, i) in real_entries:
-            arr[pos] = real_entries[(t, i)]
-    if isinstance(real, dict):
-        for k, v in real.items():
-            if not (k in merged and isinstance(v, list)):
-                merged[k] = v
-    return merged
-
-
-def _edit_partitions(call: ServerCall, response: dict[str, Any]) -> None:
-    for t, i, entry, _arr, _pos in partition_entries(response, call.resolve):
-        code = call.claimed(t, i)
-        if code is not None and isinstance(entry, dict):
-            entry["error_code"] = int(code)
-            if "records" in entry:
-                # Empty, never null: Kafka sends an empty set with a partition error, and
-                # librdkafka rejects a null one ("invalid MessageSetSize -1").
-                entry["records"] = b""
-    if call.api == "Metadata":
-        for topic in response.get("topics") or []:
-            name = topic.get("name")
-            for m, code in call.claims:
-                if m.partition is None and name is not None and m.partition_matches(name, 0):
-                    topic["error_code"] = int(code)
-                    break
-
-
-def _magic_for(fetch_version: int) -> int:
-    return 0 if fetch_version <= 1 else 1 if fetch_version <= 3 else 2
-
-
 def _edit_data(call: ServerCall, rule: Rule, engine: FaultEngine) -> bool:
-    """Apply a data-editing rule to the first partition it can edit; True if it fired."""
+    """Apply a data-editing rule to the first partition it can edit; True if it fired
+    (reserved: it counts once the answer is sent)."""
     edits_empty = any(type(a).EDITS_EMPTY for a in rule.actions)
     for t, i, entry in call.partitions():
         if t is None or not isinstance(entry, dict):
@@ -336,20 +399,25 @@ def _edit_data(call: ServerCall, rule: Rule, engine: FaultEngine) -> bool:
             continue
         edited = entry["records"]
         for a in rule.actions:
+            if a.phase_on(call.api) != DATA:
+                continue
             new = a.edit_records(call, t, i, edited)
             if new is not None:
                 edited = new
         if edited is entry["records"]:
             continue  # nothing this rule can edit here
-        if not engine.decide(rule):
+        if not engine.decide(rule, reserve=True):
             return False
         entry["records"] = edited
         return True
     return False
 
 
+def _magic_for(fetch_version: int) -> int:
+    return 0 if fetch_version <= 1 else 1 if fetch_version <= 3 else 2
+
+
 def _previous_batch(
-    server: ClusterServer,
     ctx: RequestContext,
     body: dict[str, Any],
     topic: str,
@@ -358,7 +426,7 @@ def _previous_batch(
 ) -> bytes | None:
     """Fetch: the batch holding the offset just before this partition's fetch offset (what
     the consumer read last), at its original offsets; None at the log start."""
-    t = server.state.topics.get(topic)
+    t = ctx.cluster.topics.get(topic)
     if t is None or idx >= len(t.partitions):
         return None
     fetch_offset = None
@@ -375,15 +443,10 @@ def _previous_batch(
 
 
 def _next_batch(
-    server: ClusterServer,
-    ctx: RequestContext,
-    body: dict[str, Any],
-    topic: str,
-    idx: int,
-    data: Any,
+    ctx: RequestContext, body: dict[str, Any], topic: str, idx: int, data: Any
 ) -> bytes | None:
     """The batch after the last one in ``data`` (Fetch), if the log has it for this reader."""
-    t = server.state.topics.get(topic)
+    t = ctx.cluster.topics.get(topic)
     if t is None or idx >= len(t.partitions):
         return None
     raw = b"".join(data) if isinstance(data, list | tuple) else bytes(data)
