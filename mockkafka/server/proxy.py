@@ -24,9 +24,11 @@ connection to broker N upstream; two tasks then relay frames, one per direction:
   dropped connection after processing happen before the answer is sent.
 
 Nothing here keeps Kafka's state: topics, offsets and groups live upstream. Requests the
-codec cannot decode are relayed untouched. Not yet: TLS and SASL towards either side (the
-SASL exchange of SaslHandshake v0 is unframed), the data-editing actions (partial trailing
-batch, corrupt batch), and cluster verbs.
+codec cannot decode are relayed untouched. ``DATA`` rules (record edits) are decided on
+Kafka's answer; the proxy holds no log, so ``duplicate`` (the batch before the fetch
+offset) and a ``partial_trailing_batch`` of a single batch (the batch after it) find
+nothing to edit. Not yet: TLS and SASL towards either side (the SASL exchange of
+SaslHandshake v0 is unframed), and cluster verbs.
 """
 
 from __future__ import annotations
@@ -82,6 +84,24 @@ class _InFlight:
     partition_errors: list[tuple[Rule, Error]] = field(default_factory=list)
     merge_with: dict[str, Any] | None = None  # the request whose claimed partitions to merge
     actions: list[Any] = field(default_factory=list)
+    deferred: list[Rule] = field(default_factory=list)  # DATA rules, decided on the answer
+
+
+class _RelayedAnswer:
+    """What a ``DATA`` action may ask of an answer the proxy relays: the proxy holds no
+    log, so there is no batch before or after the records (``duplicate`` and
+    ``partial_trailing_batch`` with a single batch find nothing to edit)."""
+
+    def __init__(self, api: str, version: int, request: dict[str, Any]) -> None:
+        self.api = api
+        self.version = version
+        self.request = request
+
+    def next_batch(self, topic: str, index: int, records: Any) -> bytes | None:
+        return None
+
+    def previous_batch(self, topic: str, index: int) -> bytes | None:
+        return None
 
 
 def _frame(payload: bytes) -> bytes:
@@ -302,10 +322,11 @@ class ProxyServer:
             info=info,
         )
         no_answer = api.name == "Produce" and body.get("acks", 1) == 0
-        fired, _deferred = self.faults.select(info) if self.faults else ([], [])
+        fired, deferred = self.faults.select(info) if self.faults else ([], [])
         ex.faults.extend(r.name for r in fired)
         actions = [(r, a) for r in fired for a in r.actions]
         item = _InFlight(ex, api, v, hdr.correlation_id, actions=[a for _, a in actions])
+        item.deferred = deferred
         for _r, a in actions:
             if isinstance(a, Delay) and a.before_processing:
                 await trio.sleep(a.ms / 1000)
@@ -436,6 +457,8 @@ class ProxyServer:
                     if "records" in entry:
                         entry["records"] = b""
                     changed = True
+        if item.deferred and item.ex is not None:
+            changed = self._edit_data(item, body) or changed
         for a in item.actions:
             if isinstance(a, Throttle) and "throttle_time_ms" in body:
                 body["throttle_time_ms"] = a.ms
@@ -443,6 +466,33 @@ class ProxyServer:
         if changed:
             payload = payload[:pos] + c.encode(body)
         return payload, body
+
+    def _edit_data(self, item: _InFlight, body: dict[str, Any]) -> bool:
+        """Decide the ``DATA`` rules on Kafka's answer: each edits the first matching
+        partition it can (record edits that need no log: ``corrupt_payload``,
+        ``schema_id``, ``skew_timestamps``, ``corrupt_batch``...). True if any did."""
+        assert item.ex is not None and item.api is not None
+        call: Any = _RelayedAnswer(item.api.name, item.version, item.ex.request or {})
+        changed = False
+        for rule in item.deferred:
+            for t, i, entry, _arr, _pos in partition_entries(body, self.topic_names.get):
+                if t is None or not isinstance(entry, dict) or not entry.get("records"):
+                    continue
+                if not rule.match.partition_matches(t, i):
+                    continue
+                edited = entry["records"]
+                for a in rule.actions:
+                    new = a.edit_records(call, t, i, edited)
+                    if new is not None:
+                        edited = new
+                if edited is entry["records"]:
+                    continue
+                if self.faults.decide(rule):
+                    entry["records"] = edited
+                    item.ex.faults.append(rule.name)
+                    changed = True
+                break
+        return changed
 
     def _merge(self, item: _InFlight, merged: dict[str, Any], real: dict[str, Any] | None) -> None:
         """Claimed partitions get their rule's error, the others Kafka's answer."""
