@@ -55,6 +55,7 @@ def test_a_blackhole_swallows_every_match_unless_a_count_is_given() -> None:
         rule = cluster.faults.on(client_id="svc-a").blackhole().for_ms(500)
         assert (rule.trigger.times, rule.trigger.end_ms) == (None, 500)
         assert cluster.faults.on(client_id="b").times(2).blackhole().trigger.times == 2
+        cluster.faults.clear()  # made to be looked at, not to fire
 
 
 @pytest.mark.parametrize(
@@ -75,6 +76,7 @@ def test_bad_arguments_name_the_field(doc: dict[str, Any], message: str) -> None
         f = fault_from_dict(doc)
         with mockkafka.Cluster() as cluster:  # a rule the builder refuses
             cluster.faults.add(mockkafka.faults.Rule(f.match, f.trigger, f.actions))
+            cluster.faults.clear()
 
 
 def test_the_builder_refuses_a_rule_that_could_never_fire() -> None:
@@ -96,6 +98,7 @@ def test_a_wildcard_rule_is_consulted_only_for_the_api_its_action_acts_on() -> N
         cluster.produce("orders", b"v")  # verbs send no requests: nothing to count
         assert rule.matched == 0
         assert cluster.topic("orders").partition(0).records()[0].value == b"v"
+        cluster.faults.clear()
 
 
 def test_coverage_counts_and_labels_the_new_kinds() -> None:
