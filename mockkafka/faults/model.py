@@ -106,6 +106,17 @@ def _glob(value: Any, arg: str) -> str | None:
     return value
 
 
+_WILDCARDS = frozenset("*?[")
+
+
+def _glob_match(name: str, pattern: str) -> bool:
+    """Shell-wildcard match; a pattern without wildcards is compared as it is (the usual
+    case, and the cost of every rule on every request)."""
+    if _WILDCARDS.isdisjoint(pattern):
+        return name == pattern
+    return fnmatch.fnmatchcase(name, pattern)
+
+
 # -- what a request looks like to the engine -----------------------------------------------
 
 
@@ -164,7 +175,7 @@ class Match:
         return self.topic is not None or self.partition is not None
 
     def partition_matches(self, topic: str, index: int) -> bool:
-        if self.topic is not None and not fnmatch.fnmatchcase(topic, self.topic):
+        if self.topic is not None and not _glob_match(topic, self.topic):
             return False
         return self.partition is None or index in self.partition
 
@@ -177,9 +188,7 @@ class Match:
             return False
         if self.connection is not None and info.connection_id != self.connection:
             return False
-        if self.client_id is not None and not fnmatch.fnmatchcase(
-            info.client_id or "", self.client_id
-        ):
+        if self.client_id is not None and not _glob_match(info.client_id or "", self.client_id):
             return False
         if self.partition is not None:
             if not any(self.partition_matches(t, i) for t, i in info.partitions) and not (
@@ -189,16 +198,14 @@ class Match:
         elif (
             self.topic is not None
             and not info.all_topics
-            and not any(fnmatch.fnmatchcase(t, self.topic) for t in info.topics)
+            and not any(_glob_match(t, self.topic) for t in info.topics)
         ):
             return False
-        if self.group is not None and not any(
-            fnmatch.fnmatchcase(g, self.group) for g in info.groups
-        ):
+        if self.group is not None and not any(_glob_match(g, self.group) for g in info.groups):
             return False
         return not (
             self.transactional_id is not None
-            and not fnmatch.fnmatchcase(info.transactional_id or "", self.transactional_id)
+            and not _glob_match(info.transactional_id or "", self.transactional_id)
         )
 
 
