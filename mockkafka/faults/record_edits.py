@@ -134,9 +134,8 @@ def edit_records(
     timestamp as the consumer will read it, key, value, headers) and returns it edited or
     unchanged; the offset it returns is ignored. ``create_time_only=True`` skips batches
     whose timestamps the broker set (LogAppendTime), and magic-0 messages (no timestamps).
-    Batches with no changed record are copied byte for byte. Returns ``None`` when no
-    record changed. Raises :class:`~mockkafka.protocol.errors.ProtocolError` for corrupt
-    input (the log holds only valid batches, so a caller need not expect it).
+    Batches with no changed record, and batches that do not decode (a bad CRC another
+    fault put there), are copied byte for byte. Returns ``None`` when no record changed.
     """
     blob = _as_bytes(data)
     out = bytearray()
@@ -153,7 +152,11 @@ def edit_records(
         if skip:
             out += raw
             continue
-        _, old = rec.decode_batch(raw)
+        try:
+            _, old = rec.decode_batch(raw)
+        except ProtocolError:  # e.g. a corrupt_batch rule got here first: leave it be
+            out += raw
+            continue
         new = [dataclasses.replace(edit(r), offset=r.offset) for r in old]
         if new == old:
             out += raw

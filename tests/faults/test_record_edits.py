@@ -254,6 +254,16 @@ def test_compacted_batch_keeps_its_offset_range() -> None:
         assert (h.base_offset, h.next_offset) == (10, 15)
 
 
+def test_a_batch_that_does_not_decode_is_left_as_it_is() -> None:
+    """Another rule (corrupt_batch) may have broken a batch first: the edit skips it."""
+    bad = bytearray(encode_batch([(b"k", b"\x00\x00\x00\x00\x01v")]))
+    bad[-1] ^= 0xFF
+    good = encode_batch([(b"k", b"value")], base_offset=1)
+    out = corrupt_payload(bytes(bad) + good, seed=1)
+    assert out is not None and out.startswith(bytes(bad))
+    assert rewrite_schema_id(bytes(bad), schema_id=5) is None
+
+
 def test_nothing_to_edit_is_none() -> None:
     plain = encode_batch([(b"k", b"not registry framed"), (None, None)])
     assert rewrite_schema_id(plain, schema_id=1) is None
