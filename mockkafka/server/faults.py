@@ -85,6 +85,12 @@ class Server(Protocol):
     def record_error(self, exc: BaseException) -> None: ...
 
 
+def answers(api: str, body: dict[str, Any]) -> bool:
+    """Whether a request gets a response at all (a Produce with acks=0 does not): the one
+    place dispatch and faults decide it."""
+    return not (api == "Produce" and body.get("acks", 1) == 0)
+
+
 def topic_resolver(state: ClusterState) -> Callable[[uuid.UUID], str | None]:
     """Topic id -> name in ``state`` (None for an unknown id)."""
 
@@ -160,7 +166,7 @@ class FaultCallBase:
         raise NotImplementedError
 
     def error_response(self, code: ErrorCode) -> Any:
-        if self.info.api == "Produce" and self.request.get("acks", 1) == 0:
+        if not answers(self.info.api, self.request):
             return NO_RESPONSE
         return self.error_body(self.request, code)
 
@@ -309,7 +315,7 @@ def split(call: FaultCallBase, body: dict[str, Any]) -> tuple[dict[str, Any], in
 def merge_split(call: FaultCallBase, body: dict[str, Any], real: Any) -> Any:
     """The answer to a split request: the claimed partitions with their error, the others
     as the handler answered them (``real``, None when nothing remained)."""
-    if real is NO_RESPONSE or (call.info.api == "Produce" and body.get("acks", 1) == 0):
+    if real is NO_RESPONSE or not answers(call.info.api, body):
         return NO_RESPONSE
     merged: dict[str, Any] = call.error_body(body, call.claims[0][1])
     real_entries: dict[tuple[str | None, int], Any] = {}

@@ -58,6 +58,7 @@ from mockkafka.protocol.framing import ClientConnection, parse_request_header
 from mockkafka.server.faults import (
     FaultCallBase,
     after,
+    answers,
     commit,
     edit_claimed,
     merge_split,
@@ -378,7 +379,7 @@ class ProxyServer:
             size=len(payload) + 4,
             info=info,
         )
-        no_answer = api.name == "Produce" and body.get("acks", 1) == 0
+        no_answer = not answers(api.name, body)
         item = _InFlight(ex, api, v, hdr.correlation_id)
         fired, deferred = self.faults.select(info, reserve=True) if self.faults else ([], [])
         if fired or deferred:
