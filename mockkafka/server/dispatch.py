@@ -91,7 +91,7 @@ class Host(Protocol):
     def unsupported_api_versions(self, conn: Connection, req: Request) -> bytes: ...
 
 
-@dataclass
+@dataclass(slots=True)
 class Dispatch:
     """One request on its way through the stages."""
 
