@@ -38,7 +38,7 @@ def produce(bootstrap: str, n: int, **config: Any) -> None:
     assert p.flush(20) == 0
 
 
-def consume(bootstrap: str, n: int) -> list[bytes]:
+def consumer(bootstrap: str) -> Any:
     c = ck.Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -49,6 +49,11 @@ def consume(bootstrap: str, n: int) -> list[bytes]:
         }
     )
     c.subscribe(["orders"])
+    return c
+
+
+def consume(bootstrap: str, n: int) -> list[bytes]:
+    c = consumer(bootstrap)
     got: list[bytes] = []
     try:
         deadline = time.monotonic() + 20
@@ -79,16 +84,7 @@ def test_partition_error_on_produce_keeps_the_partition_from_upstream(
 def test_corrupt_batch_now_works_through_the_proxy(proxy: mockkafka.Proxy) -> None:
     produce(proxy.bootstrap_servers, 4)
     rule = proxy.faults.on("Fetch", topic="orders").once().corrupt_batch()
-    c = ck.Consumer(
-        {
-            "bootstrap.servers": proxy.bootstrap_servers,
-            "group.id": "g",
-            "auto.offset.reset": "earliest",
-            "fetch.wait.max.ms": 50,
-            "check.crcs": True,
-        }
-    )
-    c.subscribe(["orders"])
+    c = consumer(proxy.bootstrap_servers)
     errors: list[Any] = []
     try:
         deadline = time.monotonic() + 20
