@@ -381,10 +381,13 @@ def _is_claim(action: Action, call: FaultCallBase) -> bool:
 async def after(call: FaultCallBase, engine: FaultEngine) -> None:
     """``AFTER`` actions, the ``DATA`` rules on the answer's records, ``CONNECTION``."""
     await call.run(AFTER)
-    if call.deferred and isinstance(call.response, dict):
+    if isinstance(call.response, dict):
         for rule in call.deferred:
-            if _edit_data(call, rule, engine):
+            if _edit_data(call, rule, engine.decide):
                 call.reserved.append(rule)
+        # a rule that fired for its other actions edits what records it finds too
+        for rule in {id(r): r for r, _a in call.phased[DATA]}.values():
+            _edit_data(call, rule, None)
     await call.run(CONNECTION)
 
 
@@ -419,9 +422,10 @@ async def _wait_until_closed(conn: Connection) -> NoReturn:
             raise CloseConnection("fault: never respond; client closed the connection")
 
 
-def _edit_data(call: FaultCallBase, rule: Rule, engine: FaultEngine) -> bool:
-    """Apply a data-editing rule to the first partition it can edit; True if it fired
-    (reserved: it counts once the answer is sent)."""
+def _edit_data(call: FaultCallBase, rule: Rule, decide: Callable[..., bool] | None) -> bool:
+    """Apply a rule's data edits to the first partition it can edit; True if it fired
+    (``decide``: the engine's, reserving the firing until the answer is sent; None: the
+    rule already fired)."""
     for t, i, entry in call.partitions():
         if t is None or not isinstance(entry, dict) or not entry.get("records"):
             continue
@@ -436,7 +440,7 @@ def _edit_data(call: FaultCallBase, rule: Rule, engine: FaultEngine) -> bool:
                 edited = new
         if edited is entry["records"]:
             continue  # nothing this rule can edit here
-        if not engine.decide(rule, reserve=True):
+        if decide is not None and not decide(rule, reserve=True):
             return False
         entry["records"] = edited
         return True
