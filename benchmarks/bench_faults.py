@@ -35,12 +35,8 @@ import mockkafka  # noqa: E402
 from mockkafka.protocol import records as rec  # noqa: E402
 from mockkafka.protocol.framing import ClientConnection  # noqa: E402
 
-
-def thread_cpu(tid: str) -> float:
-    """CPU seconds (user + system) of one thread of this process."""
-    with open(f"/proc/self/task/{tid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from bench_requests import thread_cpu  # noqa: E402
 
 
 def _no_rules(cluster: mockkafka.Cluster) -> None:

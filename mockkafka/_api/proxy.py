@@ -11,7 +11,7 @@
 The proxy opens one listener per upstream broker and rewrites every broker address Kafka
 hands out to the proxy's own, so the client never talks to Kafka directly (see
 ``server/proxy.py``). ``faults`` and ``traffic`` are the same objects as a ``Cluster``'s; what
-needs the fake's own state (cluster verbs, scenarios, record-editing faults) is not
+needs the fake's own state (cluster verbs, scenarios) is not
 available here.
 """
 

@@ -34,10 +34,10 @@ import random
 import weakref
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from mockkafka.cluster.events import StateEvent
-from mockkafka.errors import ConfigError
+from mockkafka.errors import ConfigError, WaitTimeout
 from mockkafka.faults import coverage
 from mockkafka.faults._builders import ActionBuilders
 from mockkafka.faults.actions import ACTIONS
@@ -53,7 +53,6 @@ from mockkafka.faults.model import (
 
 if TYPE_CHECKING:
     from mockkafka.cluster.state import ClusterState
-    from mockkafka.server.waits import Seen, Waits
 
 T = TypeVar("T")
 
@@ -104,7 +103,7 @@ class Rule(ActionBuilders):
         self._times_set = False
         self._install: Callable[[Rule], None] | None = None
         self._remove: Callable[[Rule], None] | None = None
-        self._waits: Waits | None = None
+        self._waits: RuleWaits | None = None
         self.installed = False
 
     # -- identity and display ---------------------------------------------------------------
@@ -243,22 +242,16 @@ class Rule(ActionBuilders):
         if self._remove is not None:
             self._remove(self)
 
-    def _fired_probe(self, count: int) -> tuple[Callable[[], Seen[int]], str]:
-        from mockkafka.server.waits import Seen
-
+    def _fired_probe(self, count: int) -> tuple[Callable[[], _Seen], str]:
         check_count(count, "count")
 
-        def probe() -> Seen[int]:
-            return Seen(self.fired >= count, self.fired, f"fired {self.fired}x, {self}")
+        def probe() -> _Seen:
+            return _Seen(self.fired >= count, self.fired, f"fired {self.fired}x, {self}")
 
         return probe, f"{self.name}.wait_fired(count={count})"
 
-    def _require_waits(self) -> Waits:
-        if self._waits is None:
-            from mockkafka.server.waits import Waits
-
-            self._waits = Waits.inline()
-        return self._waits
+    def _require_waits(self) -> RuleWaits:
+        return self._waits if self._waits is not None else _InPlace()
 
     def wait_fired(self, count: int = 1, *, timeout: float = 10.0) -> int:
         """Block until the rule fired ``count`` times; returns how often it fired.
@@ -267,14 +260,52 @@ class Rule(ActionBuilders):
         or the trio cluster use ``await rule.wait_fired_async(...)``.
         """
         probe, what = self._fired_probe(count)
-        return self._require_waits().wait(
+        fired: int = self._require_waits().wait(
             probe, timeout=timeout, what=what, async_name="rule.wait_fired_async(...)"
         )
+        return fired
 
     async def wait_fired_async(self, count: int = 1, *, timeout: float = 10.0) -> int:
         """The awaitable form of :meth:`wait_fired` (trio or asyncio)."""
         probe, what = self._fired_probe(count)
-        return await self._require_waits().wait_async(probe, timeout=timeout, what=what)
+        fired: int = await self._require_waits().wait_async(probe, timeout=timeout, what=what)
+        return fired
+
+
+class _Seen(NamedTuple):
+    """What one look at a rule saw (the shape the cluster's waits read: ``server/waits``)."""
+
+    done: bool
+    value: int
+    state: str
+
+
+class RuleWaits(Protocol):
+    """How ``rule.wait_fired`` waits: the cluster's ``Waits`` (``server/waits.py``), handed
+    in by whoever adds the rule to a cluster, so the engine imports no server code."""
+
+    def wait(
+        self, probe: Callable[[], Any], *, timeout: float, what: str, async_name: str
+    ) -> Any: ...
+
+    async def wait_async(self, probe: Callable[[], Any], *, timeout: float, what: str) -> Any: ...
+
+
+class _InPlace:
+    """A rule on no cluster: nothing can fire it while the caller waits, so look once."""
+
+    def wait(self, probe: Callable[[], Any], *, timeout: float, what: str, async_name: str) -> Any:
+        seen = probe()
+        if seen.done:
+            return seen.value
+        raise WaitTimeout(
+            f"{what}: not reached; the rule is on no cluster (add it with "
+            f"cluster.faults.add(rule)); last seen: {seen.state}",
+            seen.state,
+        )
+
+    async def wait_async(self, probe: Callable[[], Any], *, timeout: float, what: str) -> Any:
+        return self.wait(probe, timeout=timeout, what=what, async_name="")
 
 
 def check_action_fits(apis: tuple[str, ...], action: Action) -> None:
@@ -506,7 +537,7 @@ class Faults:
         self,
         engine: FaultEngine,
         run: Callable[[Callable[[], Any]], Any],
-        waits: Waits | None = None,
+        waits: RuleWaits | None = None,
         state: ClusterState | None = None,
     ) -> None:
         self.engine = engine

@@ -73,11 +73,6 @@ BEFORE_AUTH = frozenset(
 PRODUCE_KEY = API_BY_NAME["Produce"].key
 
 
-def answers(api: str, body: dict[str, Any]) -> bool:
-    """Whether the request gets a response at all (a Produce with acks=0 does not)."""
-    return not (api == "Produce" and body.get("acks", 1) == 0)
-
-
 class Host(Protocol):
     """What the stages need from the server (``ClusterServer`` is one)."""
 
@@ -96,7 +91,7 @@ class Host(Protocol):
     def unsupported_api_versions(self, conn: Connection, req: Request) -> bytes: ...
 
 
-@dataclass
+@dataclass(slots=True)
 class Dispatch:
     """One request on its way through the stages."""
 
@@ -306,7 +301,7 @@ async def handler(d: Dispatch) -> None:
     assert d.ctx is not None and d.spec is not None
     ctx = d.ctx
     if d.refusal is not None:
-        if not answers(ctx.api.name, d.body):
+        if not fault_stage.answers(ctx.api.name, d.body):
             # No response to carry the error: Kafka closes the connection.
             raise CloseConnection(f"{ctx.api.name} with acks=0 refused by the authorizer")
         d.response = d.refusal

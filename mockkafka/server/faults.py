@@ -88,6 +88,12 @@ class Server(Protocol):
     def record_error(self, exc: BaseException) -> None: ...
 
 
+def answers(api: str, body: dict[str, Any]) -> bool:
+    """Whether a request gets a response at all (a Produce with acks=0 does not): the one
+    place dispatch and faults decide it."""
+    return not (api == "Produce" and body.get("acks", 1) == 0)
+
+
 def topic_resolver(state: ClusterState) -> Callable[[uuid.UUID], str | None]:
     """Topic id -> name in ``state`` (None for an unknown id)."""
 
@@ -98,7 +104,119 @@ def topic_resolver(state: ClusterState) -> Callable[[uuid.UUID], str | None]:
     return resolve
 
 
-class ServerCall:
+class FaultCallBase:
+    """What every :class:`~mockkafka.faults.actions.FaultCall` of this package shares: the
+    rules reserved for the request, their actions by phase, the claims, the answer. The
+    broker's :class:`ServerCall` and the proxy's ``ProxyCall`` add the I/O."""
+
+    api: str
+    version: int
+    context: Any
+
+    def __init__(
+        self,
+        engine: FaultEngine,
+        ex: Exchange,
+        body: dict[str, Any],
+        info: RequestInfo,
+        fired: list[Rule],
+        deferred: list[Rule],
+        resolve: Callable[[uuid.UUID], str | None],
+    ) -> None:
+        self._engine = engine
+        self.ex = ex
+        self.request = body
+        self.info = info
+        self.resolve = resolve
+        self.response: Any = MISSING
+        #: (match, code, rule) of each partition-level error.
+        self.claims: list[tuple[Match, ErrorCode, Rule]] = []
+        self.drop_after = False
+        #: Rules whose firing is reserved and not yet committed or released.
+        self.reserved: list[Rule] = list(fired)
+        self.deferred = deferred
+        self.phased: dict[str, list[tuple[Rule, Action]]] = {p: [] for p in PHASES}
+        for r in fired:
+            for a in r.actions:
+                self.phased[a.phase_on(info.api)].append((r, a))
+        self._current: Rule | None = None
+
+    @property
+    def answered(self) -> bool:
+        return self.response is not MISSING
+
+    def error_body(self, body: dict[str, Any], code: ErrorCode) -> dict[str, Any]:
+        """The answer to ``body`` with ``code`` in every error field."""
+        raise NotImplementedError
+
+    # I/O: each front end (broker, proxy) says what these mean for its connections.
+    async def flush(self) -> None:
+        raise NotImplementedError
+
+    def close(self, reason: str) -> NoReturn:
+        raise NotImplementedError
+
+    async def never_respond(self) -> NoReturn:
+        raise NotImplementedError
+
+    def mute(self, seconds: float) -> None:
+        raise NotImplementedError
+
+    def next_batch(self, topic: str, index: int, records: Any) -> bytes | None:
+        raise NotImplementedError
+
+    def previous_batch(self, topic: str, index: int) -> bytes | None:
+        return None  # only a front end holding the log has one
+
+    def silence(self) -> None:
+        raise NotImplementedError
+
+    def record_error(self, exc: BaseException) -> None:
+        raise NotImplementedError
+
+    def error_response(self, code: ErrorCode) -> Any:
+        if not answers(self.info.api, self.request):
+            return NO_RESPONSE
+        return self.error_body(self.request, code)
+
+    def claim(self, match: Match, code: ErrorCode) -> None:
+        assert self._current is not None
+        self.claims.append((match, code, self._current))
+
+    def partitions(self) -> Iterator[tuple[str | None, int, Any]]:
+        if isinstance(self.response, dict):
+            for t, i, entry, _arr, _pos in partition_entries(self.response, self.resolve):
+                yield t, i, entry
+
+    async def sleep(self, seconds: float) -> None:
+        await trio.sleep(seconds)
+
+    def close_after_response(self) -> None:
+        self.drop_after = True
+
+    def has_field(self, name: str) -> bool:
+        from mockkafka.protocol.apis import api as lookup_api
+
+        return name in field_names(lookup_api(self.info.api).response_name, self.info.version)
+
+    def claimed(self, topic: str | None, index: int) -> tuple[ErrorCode, Rule] | None:
+        """The error (and rule) of the first claim covering this partition, if any."""
+        if topic is None:
+            return None
+        for m, code, rule in self.claims:
+            if m.partition_matches(topic, index):
+                return code, rule
+        return None
+
+    async def run(self, phase: str) -> None:
+        """Apply the actions of ``phase`` of every rule that fired, in the order added."""
+        for r, a in self.phased[phase]:
+            self._current = r
+            await a.apply(self, r.match)
+        self._current = None
+
+
+class ServerCall(FaultCallBase):
     """The :class:`~mockkafka.faults.actions.FaultCall` of one request on this server, and
     the fault stage's record of it (rules reserved, claims, drop-after)."""
 
@@ -114,55 +232,20 @@ class ServerCall:
         fired: list[Rule],
         deferred: list[Rule],
     ) -> None:
+        super().__init__(engine, ex, body, info, fired, deferred, topic_resolver(ctx.cluster))
         self._server = server
-        self._engine = engine
         self._flush: Callable[[Connection | int], Awaitable[None]] = server.flush
         self.conn = conn
         self.context = ctx
-        self.ex = ex
         self.api = ctx.api.name
         self.version = ctx.version
-        self.request = body
-        self.info = info
-        self.resolve = topic_resolver(ctx.cluster)
-        self.response: Any = MISSING
-        #: (match, code, rule) of each partition-level error.
-        self.claims: list[tuple[Match, ErrorCode, Rule]] = []
-        self.drop_after = False
-        #: Rules whose firing is reserved and not yet committed or released.
-        self.reserved: list[Rule] = list(fired)
-        self.deferred = deferred
-        self.phased: dict[str, list[tuple[Rule, Action]]] = {p: [] for p in PHASES}
-        for r in fired:
-            for a in r.actions:
-                self.phased[a.phase_on(self.api)].append((r, a))
-        self._current: Rule | None = None
 
-    # -- FaultCall ------------------------------------------------------------------------
-
-    @property
-    def answered(self) -> bool:
-        return self.response is not MISSING
-
-    def error_response(self, code: ErrorCode) -> Any:
-        if self.api == "Produce" and self.request.get("acks", 1) == 0:
-            return NO_RESPONSE
-        return error_response(self.context, self.request, code)
-
-    def claim(self, match: Match, code: ErrorCode) -> None:
-        assert self._current is not None
-        self.claims.append((match, code, self._current))
-
-    def partitions(self) -> Iterator[tuple[str | None, int, Any]]:
-        if isinstance(self.response, dict):
-            for t, i, entry, _arr, _pos in partition_entries(self.response, self.resolve):
-                yield t, i, entry
+    def error_body(self, body: dict[str, Any], code: ErrorCode) -> dict[str, Any]:
+        out: dict[str, Any] = error_response(self.context, body, code)
+        return out
 
     async def flush(self) -> None:
         await self._flush(self.conn)
-
-    async def sleep(self, seconds: float) -> None:
-        await trio.sleep(seconds)
 
     def close(self, reason: str) -> NoReturn:
         self.ex.closed_connection = True
@@ -170,9 +253,6 @@ class ServerCall:
         self._server.traffic.completed(self.ex)
         commit(self)  # the client sees the connection close: the fault reached the wire
         raise CloseConnection(reason)
-
-    def close_after_response(self) -> None:
-        self.drop_after = True
 
     async def never_respond(self) -> NoReturn:
         self.ex.no_response = True
@@ -183,9 +263,6 @@ class ServerCall:
 
     def mute(self, seconds: float) -> None:
         self.conn.muted_until = max(self.conn.muted_until, trio.current_time() + seconds)
-
-    def has_field(self, name: str) -> bool:
-        return name in field_names(self.context.api.response_name, self.version)
 
     def next_batch(self, topic: str, index: int, records: Any) -> bytes | None:
         return _next_batch(self.context, self.request, topic, index, records)
@@ -199,23 +276,6 @@ class ServerCall:
 
     def record_error(self, exc: BaseException) -> None:
         self._server.record_error(exc)
-
-    # -- the stage's own bookkeeping ---------------------------------------------------------
-
-    def claimed(self, topic: str | None, index: int) -> tuple[ErrorCode, Rule] | None:
-        """The error (and rule) of the first claim covering this partition, if any."""
-        if topic is None:
-            return None
-        for m, code, rule in self.claims:
-            if m.partition_matches(topic, index):
-                return code, rule
-        return None
-
-    async def run(self, phase: str) -> None:
-        for r, a in self.phased[phase]:
-            self._current = r
-            await a.apply(self, r.match)
-        self._current = None
 
 
 def select(
@@ -266,23 +326,22 @@ def mark_session_partitions(call: ServerCall) -> None:
             call.context.fault_partitions[(t, i)] = int(got[0])
 
 
-def splits(call: ServerCall) -> bool:
+def splits(call: FaultCallBase) -> bool:
     """Whether the claimed partitions are kept back from the handler (state-changing)."""
-    return call.api in STATE_CHANGING
+    return call.info.api in STATE_CHANGING
 
 
-def split(call: ServerCall, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
+def split(call: FaultCallBase, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """``body`` minus the claimed partitions, and how many partitions remain."""
     return split_request(body, lambda t, i: call.claimed(t, i) is not None, call.resolve)
 
 
-def merge_split(call: ServerCall, body: dict[str, Any], real: Any) -> Any:
+def merge_split(call: FaultCallBase, body: dict[str, Any], real: Any) -> Any:
     """The answer to a split request: the claimed partitions with their error, the others
     as the handler answered them (``real``, None when nothing remained)."""
-    ctx = call.context
-    if real is NO_RESPONSE or (call.api == "Produce" and body.get("acks", 1) == 0):
+    if real is NO_RESPONSE or not answers(call.info.api, body):
         return NO_RESPONSE
-    merged: dict[str, Any] = error_response(ctx, body, call.claims[0][1])
+    merged: dict[str, Any] = call.error_body(body, call.claims[0][1])
     real_entries: dict[tuple[str | None, int], Any] = {}
     if isinstance(real, dict):
         for t, i, entry, _arr, _pos in partition_entries(real, call.resolve):
@@ -303,7 +362,7 @@ def merge_split(call: ServerCall, body: dict[str, Any], real: Any) -> Any:
     return merged
 
 
-def edit_claimed(call: ServerCall, response: Any) -> None:
+def edit_claimed(call: FaultCallBase, response: Any) -> None:
     """Put each claim's error on its partitions of the handler's answer."""
     hit: set[int] = set()
     if isinstance(response, dict):
@@ -316,7 +375,7 @@ def edit_claimed(call: ServerCall, response: Any) -> None:
                     # Empty, never null: Kafka sends an empty set with a partition error,
                     # and librdkafka rejects a null one ("invalid MessageSetSize -1").
                     entry["records"] = b""
-        if call.api == "Metadata":
+        if call.info.api == "Metadata":
             for topic in response.get("topics") or []:
                 name = topic.get("name")
                 for m, code, rule in call.claims:
@@ -328,32 +387,35 @@ def edit_claimed(call: ServerCall, response: Any) -> None:
         _release_missed_claims(call, hit)
 
 
-def _release_missed_claims(call: ServerCall, hit: set[int]) -> None:
+def _release_missed_claims(call: FaultCallBase, hit: set[int]) -> None:
     """A rule whose only effect was claims that found no partition in the answer did not
     reach the wire: give its firing back."""
     for rule in {id(r): r for _m, _c, r in call.claims}.values():
         if id(rule) in hit or rule not in call.reserved:
             continue
-        if all(a.phase_on(call.api) == INSTEAD and _is_claim(a, call) for a in rule.actions):
+        if all(a.phase_on(call.info.api) == INSTEAD and _is_claim(a, call) for a in rule.actions):
             call.reserved.remove(rule)
             call._engine.release(rule)
 
 
-def _is_claim(action: Action, call: ServerCall) -> bool:
+def _is_claim(action: Action, call: FaultCallBase) -> bool:
     return any(a is action for _r, a in call.phased[INSTEAD]) and not action.replaces_response
 
 
-async def after(call: ServerCall, engine: FaultEngine) -> None:
+async def after(call: FaultCallBase, engine: FaultEngine) -> None:
     """``AFTER`` actions, the ``DATA`` rules on the answer's records, ``CONNECTION``."""
     await call.run(AFTER)
-    if call.deferred and isinstance(call.response, dict):
+    if isinstance(call.response, dict):
         for rule in call.deferred:
-            if _edit_data(call, rule, engine):
+            if _edit_data(call, rule, engine.decide):
                 call.reserved.append(rule)
+        # a rule that fired for its other actions edits what records it finds too
+        for rule in {id(r): r for r, _a in call.phased[DATA]}.values():
+            _edit_data(call, rule, None)
     await call.run(CONNECTION)
 
 
-def commit(call: ServerCall) -> None:
+def commit(call: FaultCallBase) -> None:
     """The answer (or the close, or the silence) is on its way: count the reserved rules
     as fired, name them in the exchange, note them for coverage."""
     if not call.reserved:
@@ -361,11 +423,11 @@ def commit(call: ServerCall) -> None:
     for rule in call.reserved:
         call._engine.commit(rule)
     call.ex.faults.extend(r.name for r in call.reserved if r.name not in call.ex.faults)
-    coverage.note_fired(call.api, call.reserved)
+    coverage.note_fired(call.info.api, call.reserved)
     call.reserved = []
 
 
-def release(call: ServerCall) -> None:
+def release(call: FaultCallBase) -> None:
     """The request ended before its answer reached the wire: give the firings back."""
     for rule in call.reserved:
         call._engine.release(rule)
@@ -384,9 +446,10 @@ async def _wait_until_closed(conn: Connection) -> NoReturn:
             raise CloseConnection("fault: never respond; client closed the connection")
 
 
-def _edit_data(call: ServerCall, rule: Rule, engine: FaultEngine) -> bool:
-    """Apply a data-editing rule to the first partition it can edit; True if it fired
-    (reserved: it counts once the answer is sent)."""
+def _edit_data(call: FaultCallBase, rule: Rule, decide: Callable[..., bool] | None) -> bool:
+    """Apply a rule's data edits to the first partition it can edit; True if it fired
+    (``decide``: the engine's, reserving the firing until the answer is sent; None: the
+    rule already fired)."""
     edits_empty = any(type(a).EDITS_EMPTY for a in rule.actions)
     for t, i, entry in call.partitions():
         if t is None or not isinstance(entry, dict):
@@ -399,14 +462,14 @@ def _edit_data(call: ServerCall, rule: Rule, engine: FaultEngine) -> bool:
             continue
         edited = entry["records"]
         for a in rule.actions:
-            if a.phase_on(call.api) != DATA:
+            if a.phase_on(call.info.api) != DATA:
                 continue
             new = a.edit_records(call, t, i, edited)
             if new is not None:
                 edited = new
         if edited is entry["records"]:
             continue  # nothing this rule can edit here
-        if not engine.decide(rule, reserve=True):
+        if decide is not None and not decide(rule, reserve=True):
             return False
         entry["records"] = edited
         return True

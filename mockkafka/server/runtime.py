@@ -73,11 +73,6 @@ from mockkafka.server.waits import StateSignal
 
 log = logging.getLogger("mockkafka.server")
 
-PRODUCE_KEY = API_BY_NAME["Produce"].key
-#: What a client may send on a SASL listener before it is authenticated (as in Kafka).
-BEFORE_AUTH = frozenset(
-    API_BY_NAME[n].key for n in ("ApiVersions", "SaslHandshake", "SaslAuthenticate")
-)
 FLUSH_SIZE = 1024 * 1024  # send held responses once they are this large
 # A connection's first requests come in a quick chain (ApiVersions, Metadata, then what the
 # client connected for). After answering a Metadata among them, the broker reads what has

@@ -168,3 +168,18 @@ def test_aiokafka_producer_and_consumer_fired_equals_responses_with_the_error() 
         got = asyncio.run(run())
         assert sorted(got) == [b"v0", b"v1", b"v2"]
         assert produce_rule.fired == 2 == _carrying(cluster, "Produce")
+
+
+def test_a_rule_with_a_data_edit_and_another_action_edits_the_records_it_fires_on() -> None:
+    with mockkafka.Cluster() as cluster:
+        cluster.create_topic("orders", partitions=1)
+        cluster.produce("orders", b"v", partition=0)
+        host, port = cluster.bootstrap_servers.rsplit(":", 1)
+        with Raw(host, int(port)) as raw:
+            clean = raw.request("Fetch", 11, _fetch([0]))
+            rule = cluster.faults.on("Fetch").once().delay(ms=1).corrupt_batch()
+            edited = raw.request("Fetch", 11, _fetch([0]))
+        records = [r["responses"][0]["partitions"][0]["records"] for r in (clean, edited)]
+        assert records[0] and len(records[0]) == len(records[1])
+        assert records[0] != records[1]  # one byte flipped under the CRC
+        assert rule.fired == 1
