@@ -1,6 +1,7 @@
 """The record-editing fault actions through ``mockkafka.Proxy`` in front of real Apache
 Kafka: Kafka's own Fetch answers are edited on the way to the client, the batches stay
-valid for librdkafka (CRC checked), and Kafka's log is untouched."""
+valid for librdkafka (CRC checked), and Kafka's log is untouched; and ``lost_ack`` and
+``blackhole`` on the proxied connection."""
 
 from __future__ import annotations
 
@@ -96,3 +97,54 @@ def test_skew_timestamps_through_the_proxy(kafka: KafkaBroker, proxy: mockkafka.
         (TIMESTAMP_CREATE_TIME, TS + 60_000),
         (TIMESTAMP_CREATE_TIME, TS + 1 + 60_000),
     ]
+
+
+def test_lost_ack_through_the_proxy_duplicates_without_idempotence(
+    kafka: KafkaBroker, proxy: mockkafka.Proxy
+) -> None:
+    """Kafka stores the batch, the proxy closes the client's connection instead of relaying
+    the answer: a producer without idempotence writes it to Kafka twice."""
+    topic = unique("plost")
+    create_topic(kafka.bootstrap_servers, topic, 1)
+    rule = proxy.faults.on("Produce", topic=topic).once().lost_ack()
+    p = Producer(
+        {"bootstrap.servers": proxy.bootstrap_servers, "enable.idempotence": False, "linger.ms": 20}
+    )
+    for i in range(3):
+        p.produce(topic, b"x%d" % i, partition=0)
+    assert p.flush(30) == 0
+    assert rule.fired == 1
+    got = [m.value() for m in _read(kafka.bootstrap_servers, topic, 6)]
+    assert got == [b"x0", b"x1", b"x2"] * 2
+
+
+def test_blackhole_through_the_proxy_then_answered_again(
+    kafka: KafkaBroker, proxy: mockkafka.Proxy
+) -> None:
+    topic = unique("pbh")
+    create_topic(kafka.bootstrap_servers, topic, 1)
+    _produce(kafka, topic, [b"v"])
+    rule = proxy.faults.on("Fetch", client_id="cut-off").blackhole().for_ms(1500)
+    c = Consumer(
+        {
+            "bootstrap.servers": proxy.bootstrap_servers,
+            "group.id": unique("g"),
+            "client.id": "cut-off",
+            "socket.timeout.ms": 1000,
+            "fetch.wait.max.ms": 50,
+        }
+    )
+    try:
+        c.assign([TopicPartition(topic, 0, 0)])
+        started = time.monotonic()
+        got = None
+        while got is None and time.monotonic() - started < 20:
+            m = c.poll(0.1)
+            if m is not None and not m.error():
+                got = m
+    finally:
+        c.close()
+    assert got is not None and got.value() == b"v"
+    assert time.monotonic() - started >= 1.0  # not before the rule ended
+    swallowed = proxy.traffic.requests("Fetch", fault=rule)
+    assert rule.fired >= 1 and swallowed and all(ex.no_response for ex in swallowed)
