@@ -39,6 +39,7 @@ from mockkafka.cluster.configs import (
     derived_broker_configs,
     validate_topic_config,
 )
+from mockkafka.cluster.events import StateEvent
 from mockkafka.cluster.fetch_sessions import FetchSessionCache
 from mockkafka.cluster.limits import check_partitions_per_op
 from mockkafka.cluster.producers import ProducerIdInfo
@@ -47,7 +48,6 @@ from mockkafka.cluster.security import scram_credentials
 from mockkafka.cluster.topic_names import topic_name_problem
 from mockkafka.cluster.topics import Partition, Topic
 from mockkafka.errors import ErrorCode, KafkaApiError
-from mockkafka.faults.engine import FaultEngine
 
 #: Kafka's internal topics: name -> (partition-count config, replication-factor config,
 #: topic configs Kafka creates it with).
@@ -85,9 +85,6 @@ class ClusterState:
             self.brokers[first + n] = Broker(node_id=first + n, rack=rack)
         self._wakers: list[Callable[[Hashable], None]] = []
         self._timer_seq = itertools.count()
-        #: The fault rules consulted for every request (kept by :meth:`reset`, which clears
-        #: its rules through the public cluster).
-        self.faults = FaultEngine(self.now_ms)
         self._init_data()
 
     def _init_data(self) -> None:
@@ -418,8 +415,9 @@ class ClusterState:
     # recorded for fault rules waiting with ``after_event``.
 
     def emit_event(self, name: str, **attrs: Any) -> None:
-        """Record a cluster event for fault rules (``Trigger.after_event``)."""
-        self.faults.record_event(name, **attrs)
+        """Announce a cluster event to the wakers (the fault engine records it for rules
+        waiting with ``Trigger.after_event``)."""
+        self.notify(StateEvent(name, tuple(sorted(attrs.items()))))
 
     def set_leader(self, topic: str, index: int, leader: int) -> Partition:
         """Make ``leader`` the partition leader (-1: none) and bump the leader epoch.

@@ -1,25 +1,33 @@
 """Fault injection: rules (match + trigger + actions) consulted for every request.
 
-Sans-IO: the rule model (:mod:`~mockkafka.faults.model`), the engine deciding which rules
-fire and the fluent builder behind ``cluster.faults`` (:mod:`~mockkafka.faults.engine`), and
-message walkers (:mod:`~mockkafka.faults.inspect`). The server applies the actions
-(``mockkafka/server/faults.py``). See ``docs/faults.md`` for the user's guide.
+Sans-IO: the rule model (:mod:`~mockkafka.faults.model`), the registry of actions, one
+module each (:mod:`~mockkafka.faults.actions`: how to add one is in its docstring), the
+engine deciding which rules fire and the fluent builder behind ``cluster.faults``
+(:mod:`~mockkafka.faults.engine`; its action methods are generated into ``_builders.py``),
+and message walkers (:mod:`~mockkafka.faults.inspect`). The server's fault stage applies
+the actions (``mockkafka/server/faults.py``). See ``docs/faults.md`` for the user's guide.
 """
 
 from mockkafka.faults.engine import ClusterEvent, FaultEngine, Faults, Rule, engine_of
 from mockkafka.faults.model import (
     EVENTS,
     Action,
+    Blackhole,
     CorruptBatch,
+    CorruptPayload,
     CustomHandler,
     Delay,
     DropConnection,
+    Duplicate,
     Error,
+    LostAck,
     Match,
     NeverRespond,
     Observe,
     PartialTrailingBatch,
     RequestInfo,
+    SchemaId,
+    SkewTimestamps,
     Throttle,
     Trigger,
 )
@@ -27,20 +35,26 @@ from mockkafka.faults.model import (
 __all__ = [
     "EVENTS",
     "Action",
+    "Blackhole",
     "ClusterEvent",
     "CorruptBatch",
+    "CorruptPayload",
     "CustomHandler",
     "Delay",
     "DropConnection",
+    "Duplicate",
     "Error",
     "FaultEngine",
     "Faults",
+    "LostAck",
     "Match",
     "NeverRespond",
     "Observe",
     "PartialTrailingBatch",
     "RequestInfo",
     "Rule",
+    "SchemaId",
+    "SkewTimestamps",
     "Throttle",
     "Trigger",
     "engine_of",

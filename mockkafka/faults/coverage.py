@@ -12,7 +12,7 @@ the pytest plugin merges the counts of xdist workers.
 
 :func:`universe` lists what *could* be exercised: every (API, ``error``, code) a broker may
 really answer (the table behind :func:`mockkafka.strategies.error_codes`), every other fault
-kind on every client API, and every cluster verb, so a report can say what was never tried.
+kind on every client API it can act on (each action's ``coverage_details``), and every cluster verb, so a report can say what was never tried.
 :func:`realism` labels each combination "as Kafka" (a real broker could do it, with the
 state made consistent) or "beyond Kafka" (asked for by name: corruption, lies).
 """
@@ -23,18 +23,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from mockkafka.faults.model import (
-    Action,
-    CorruptBatch,
-    CustomHandler,
-    Delay,
-    DropConnection,
-    Error,
-    NeverRespond,
-    Observe,
-    PartialTrailingBatch,
-    Throttle,
-)
+from mockkafka.faults.actions import ACTIONS, Action
 
 #: Cluster event -> the verb that emits it (what the coverage report calls it).
 EVENT_VERBS = {
@@ -60,18 +49,6 @@ EVENT_VERBS = {
 #: Verbs the report cannot see: they emit no cluster event (``restart_broker`` shows as
 #: ``stop_broker`` and ``start_broker``).
 UNTRACKED_VERBS = ("restart_broker", "coordinator_loading", "delay_transaction_markers")
-
-_KINDS: dict[type[Action], str] = {
-    Error: "error",
-    Delay: "delay",
-    Throttle: "throttle",
-    DropConnection: "drop_connection",
-    NeverRespond: "never_respond",
-    PartialTrailingBatch: "partial_trailing_batch",
-    CorruptBatch: "corrupt_batch",
-    CustomHandler: "handler",
-    Observe: "observe",
-}
 
 #: A fault combination: (API, fault kind, error name or "").
 FaultKey = tuple[str, str, str]
@@ -112,7 +89,8 @@ def stop(coverage: FaultCoverage) -> None:
 
 
 def action_kind(action: Action) -> str:
-    return _KINDS.get(type(action), type(action).__name__)
+    """The fault kind of an action: its registered ``NAME`` (``"error"``, ``"delay"``, ...)."""
+    return type(action).NAME or type(action).__name__
 
 
 def note_fired(api: str, rules: Iterable[Any]) -> None:
@@ -121,7 +99,7 @@ def note_fired(api: str, rules: Iterable[Any]) -> None:
         return
     for rule in rules:
         for a in rule.actions:
-            key = (api, action_kind(a), a.code if isinstance(a, Error) else "")
+            key = (api, action_kind(a), a.coverage_detail())
             for sink in _SINKS:
                 sink.faults[key] += 1
 
@@ -135,11 +113,6 @@ def note_event(name: str) -> None:
         sink.verbs[verb] += 1
 
 
-#: Fault kinds a real broker or network could produce (an error kind depends on the code).
-_AS_KAFKA_KINDS = frozenset(
-    {"delay", "throttle", "drop_connection", "never_respond", "partial_trailing_batch", "observe"}
-)
-
 AS_KAFKA = "as Kafka"
 BEYOND_KAFKA = "beyond Kafka"
 
@@ -148,26 +121,21 @@ def realism(api: str, kind: str, error: str = "") -> str:
     """``"as Kafka"`` when a real broker could do this to a correct client's request with
     the state made consistent, else ``"beyond Kafka"`` (a corrupt batch, a custom handler,
     an error code that claims something false: :func:`error_facts.beyond_kafka`)."""
-    from mockkafka.faults.error_facts import beyond_kafka
-
-    if kind == "error":
-        return BEYOND_KAFKA if error and beyond_kafka(api, error) else AS_KAFKA
-    return AS_KAFKA if kind in _AS_KAFKA_KINDS else BEYOND_KAFKA
+    cls = ACTIONS.get(kind)
+    if cls is None:
+        return BEYOND_KAFKA
+    return AS_KAFKA if cls.as_kafka_on(api, error) else BEYOND_KAFKA
 
 
 def universe(apis: Iterable[str] | None = None) -> tuple[list[FaultKey], list[str]]:
     """Every fault combination and verb that could be exercised (for the "never" list):
     errors per the error-facts table, other fault kinds on every client API (record-data
     faults on Fetch only), every verb that emits an event."""
-    from mockkafka.faults.error_facts import CLIENT_APIS, ERRORS_BY_API, possible_errors
+    from mockkafka.faults.error_facts import CLIENT_APIS
 
     chosen = tuple(apis) if apis is not None else CLIENT_APIS
     keys: list[FaultKey] = []
     for api in chosen:
-        if api in ERRORS_BY_API:
-            keys += [(api, "error", e) for e in possible_errors(api, None)]
-        for kind in ("delay", "throttle", "drop_connection", "never_respond"):
-            keys.append((api, kind, ""))
-        if api == "Fetch":
-            keys += [(api, "partial_trailing_batch", ""), (api, "corrupt_batch", "")]
+        for kind, cls in ACTIONS.items():
+            keys += [(api, kind, detail) for detail in cls.coverage_details(api)]
     return keys, sorted(set(EVENT_VERBS.values()))

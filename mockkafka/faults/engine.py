@@ -15,8 +15,9 @@ it; the first action method (``error``, ``delay``, ``throttle``, ``drop_connecti
 ``observe``) adds it to the cluster, and further action methods chain more actions. So put
 trigger methods before the first action.
 
-:class:`FaultEngine` lives in the cluster state (``state.faults``) and is
-consulted for every request by the server: :meth:`FaultEngine.candidates` lists the active
+:class:`FaultEngine` is owned by the server (``server.faults``; :func:`engine_of` finds
+the one of a cluster state, which announces its events through its notification hook) and is
+consulted for every request by the server's fault stage: :meth:`FaultEngine.candidates` lists the active
 rules whose match fits; :meth:`FaultEngine.decide` applies a rule's trigger (counts the
 match, draws the seeded probability) and says whether it fires. Rules whose actions edit
 record data are decided only for responses that carry such data, so ``once()`` means "the
@@ -30,35 +31,28 @@ from __future__ import annotations
 import difflib
 import itertools
 import random
-from collections.abc import Callable, Iterable
+import weakref
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
-from mockkafka.errors import ConfigError, ErrorCode
+from mockkafka.cluster.events import StateEvent
+from mockkafka.errors import ConfigError, WaitTimeout
 from mockkafka.faults import coverage
+from mockkafka.faults._builders import ActionBuilders
+from mockkafka.faults.actions import ACTIONS
 from mockkafka.faults.model import (
+    _WILDCARDS,
     EVENTS,
-    RECORD_RESPONSE_APIS,
     Action,
-    CorruptBatch,
-    CustomHandler,
-    Delay,
-    DropConnection,
-    Error,
-    ErrorLevel,
     Match,
-    NeverRespond,
-    Observe,
-    PartialTrailingBatch,
     RequestInfo,
-    Throttle,
     Trigger,
     check_count,
 )
 
 if TYPE_CHECKING:
     from mockkafka.cluster.state import ClusterState
-    from mockkafka.server.waits import Seen, Waits
 
 T = TypeVar("T")
 
@@ -80,8 +74,11 @@ class ClusterEvent:
         return all(mine.get(k) == v for k, v in flt)
 
 
-class Rule:
-    """One fault rule; see the module docstring. ``repr`` is valid Python."""
+class Rule(ActionBuilders):
+    """One fault rule; see the module docstring. ``repr`` is valid Python.
+
+    The action methods (``error``, ``delay``, ...) come from the action registry
+    (``faults/_builders.py``, generated from ``faults/actions/``)."""
 
     def __init__(
         self,
@@ -97,13 +94,16 @@ class Rule:
         self.actions: tuple[Action, ...] = tuple(actions)
         self.matched = 0
         self.fired = 0
+        #: Firings decided for requests whose answer has not reached the wire yet (the
+        #: server commits or releases each; see FaultEngine.commit).
+        self.pending = 0
         self.created_ms: int | None = None
         self.last_fired_ms: int | None = None
         self._rng: random.Random | None = None
         self._times_set = False
         self._install: Callable[[Rule], None] | None = None
         self._remove: Callable[[Rule], None] | None = None
-        self._waits: Waits | None = None
+        self._waits: RuleWaits | None = None
         self.installed = False
 
     # -- identity and display ---------------------------------------------------------------
@@ -127,8 +127,8 @@ class Rule:
         """True once the trigger can never fire again."""
         t = self.trigger
         if t.nth is not None:
-            return self.matched >= t.nth
-        return t.times is not None and self.fired >= t.times
+            return self.matched >= t.nth and not self.pending
+        return t.times is not None and self.fired + self.pending >= t.times
 
     @property
     def needs_data(self) -> bool:
@@ -161,9 +161,7 @@ class Rule:
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
         raise AttributeError(
             f"Rule has no attribute {name!r}{hint}; triggers: once, times, nth, every_time, "
-            "with_probability, between, for_ms, after, after_event; actions: error, delay, "
-            "throttle, drop_connection, never_respond, partial_trailing_batch, "
-            "corrupt_batch, handler, observe"
+            "with_probability, between, for_ms, after, after_event; actions: " + ", ".join(ACTIONS)
         )
 
     def once(self) -> Rule:
@@ -229,46 +227,13 @@ class Rule:
         """Add an action (and the rule to its cluster, if not yet added)."""
         if not isinstance(action, Action):
             raise ConfigError(f"action must be a mockkafka.faults action, got {action!r}")
-        apis = self.match.api
-        if action.needs_data and "*" not in apis and not set(apis) & set(RECORD_RESPONSE_APIS):
-            raise ConfigError(
-                f"{type(action).__name__} edits record data, which only "
-                f"{' and '.join(RECORD_RESPONSE_APIS)} responses carry; this rule is on "
-                f"{', '.join(apis)}, so it could never fire"
-            )
+        check_action_fits(self.match.api, action)
+        if type(action).EVERY_MATCH and not self._times_set:
+            self._set(times=None)
         self.actions = (*self.actions, action)
         if not self.installed and self._install is not None:
             self._install(self)
         return self
-
-    def error(self, code: ErrorCode | int | str, *, level: ErrorLevel = "auto") -> Rule:
-        """Answer with Kafka error ``code`` (see :class:`~mockkafka.faults.model.Error`)."""
-        return self.then(Error(code, level))  # type: ignore[arg-type]
-
-    def delay(self, *, ms: int, before_processing: bool = False) -> Rule:
-        return self.then(Delay(ms, before_processing))
-
-    def throttle(self, *, ms: int) -> Rule:
-        return self.then(Throttle(ms))
-
-    def drop_connection(self, *, after_processing: bool = False) -> Rule:
-        return self.then(DropConnection(after_processing))
-
-    def never_respond(self) -> Rule:
-        return self.then(NeverRespond())
-
-    def partial_trailing_batch(self) -> Rule:
-        return self.then(PartialTrailingBatch())
-
-    def corrupt_batch(self) -> Rule:
-        return self.then(CorruptBatch())
-
-    def handler(self, fn: Callable[[dict[str, Any], Any], Any]) -> Rule:
-        """``fn(request, ctx)`` answers instead of the broker (None: let it through)."""
-        return self.then(CustomHandler(fn))
-
-    def observe(self) -> Rule:
-        return self.then(Observe())
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -277,22 +242,16 @@ class Rule:
         if self._remove is not None:
             self._remove(self)
 
-    def _fired_probe(self, count: int) -> tuple[Callable[[], Seen[int]], str]:
-        from mockkafka.server.waits import Seen
-
+    def _fired_probe(self, count: int) -> tuple[Callable[[], _Seen], str]:
         check_count(count, "count")
 
-        def probe() -> Seen[int]:
-            return Seen(self.fired >= count, self.fired, f"fired {self.fired}x, {self}")
+        def probe() -> _Seen:
+            return _Seen(self.fired >= count, self.fired, f"fired {self.fired}x, {self}")
 
         return probe, f"{self.name}.wait_fired(count={count})"
 
-    def _require_waits(self) -> Waits:
-        if self._waits is None:
-            from mockkafka.server.waits import Waits
-
-            self._waits = Waits.inline()
-        return self._waits
+    def _require_waits(self) -> RuleWaits:
+        return self._waits if self._waits is not None else _InPlace()
 
     def wait_fired(self, count: int = 1, *, timeout: float = 10.0) -> int:
         """Block until the rule fired ``count`` times; returns how often it fired.
@@ -301,14 +260,112 @@ class Rule:
         or the trio cluster use ``await rule.wait_fired_async(...)``.
         """
         probe, what = self._fired_probe(count)
-        return self._require_waits().wait(
+        fired: int = self._require_waits().wait(
             probe, timeout=timeout, what=what, async_name="rule.wait_fired_async(...)"
         )
+        return fired
 
     async def wait_fired_async(self, count: int = 1, *, timeout: float = 10.0) -> int:
         """The awaitable form of :meth:`wait_fired` (trio or asyncio)."""
         probe, what = self._fired_probe(count)
-        return await self._require_waits().wait_async(probe, timeout=timeout, what=what)
+        fired: int = await self._require_waits().wait_async(probe, timeout=timeout, what=what)
+        return fired
+
+
+class _Seen(NamedTuple):
+    """What one look at a rule saw (the shape the cluster's waits read: ``server/waits``)."""
+
+    done: bool
+    value: int
+    state: str
+
+
+class RuleWaits(Protocol):
+    """How ``rule.wait_fired`` waits: the cluster's ``Waits`` (``server/waits.py``), handed
+    in by whoever adds the rule to a cluster, so the engine imports no server code."""
+
+    def wait(
+        self, probe: Callable[[], Any], *, timeout: float, what: str, async_name: str
+    ) -> Any: ...
+
+    async def wait_async(self, probe: Callable[[], Any], *, timeout: float, what: str) -> Any: ...
+
+
+class _InPlace:
+    """A rule on no cluster: nothing can fire it while the caller waits, so look once."""
+
+    def wait(self, probe: Callable[[], Any], *, timeout: float, what: str, async_name: str) -> Any:
+        seen = probe()
+        if seen.done:
+            return seen.value
+        raise WaitTimeout(
+            f"{what}: not reached; the rule is on no cluster (add it with "
+            f"cluster.faults.add(rule)); last seen: {seen.state}",
+            seen.state,
+        )
+
+    async def wait_async(self, probe: Callable[[], Any], *, timeout: float, what: str) -> Any:
+        return self.wait(probe, timeout=timeout, what=what, async_name="")
+
+
+def check_action_fits(apis: tuple[str, ...], action: Action) -> None:
+    """Refuse ``action`` on a rule matching ``apis`` when it could never fire there (its
+    ``APIS``): ConfigError naming the APIs it acts on."""
+    can = type(action).APIS
+    if can is not None and "*" not in apis and not set(apis) & set(can):
+        what = (
+            f"edits record data, which only {' and '.join(can)} responses carry"
+            if action.needs_data
+            else f"acts only on {' and '.join(can)} requests"
+        )
+        raise ConfigError(
+            f"{type(action).__name__} {what}; this rule is on {', '.join(apis)}, "
+            "so it could never fire"
+        )
+
+
+def _acts_on(rule: Rule, api: str) -> bool:
+    """Whether every action of ``rule`` can act on ``api`` (a ``"*"`` rule of an action
+    with ``APIS`` is consulted only for those APIs)."""
+    for a in rule.actions:
+        can = type(a).APIS
+        if can is not None and api not in can:
+            return False
+    return True
+
+
+class _ApiIndex:
+    """The rules of one API, with those naming one literal topic bucketed by it, so a
+    request is checked against the rules of its own topics and the others, not every rule
+    (100 rules on other topics cost a request nothing)."""
+
+    __slots__ = ("by_topic", "order", "rules", "untargeted")
+
+    def __init__(self, rules: list[Rule]) -> None:
+        self.rules = rules
+        self.order = {id(r): n for n, r in enumerate(rules)}
+        self.untargeted: list[Rule] = []
+        self.by_topic: dict[str, list[Rule]] = {}
+        for r in rules:
+            topic = r.match.topic
+            if topic is None or not _WILDCARDS.isdisjoint(topic):
+                self.untargeted.append(r)
+            else:
+                self.by_topic.setdefault(topic, []).append(r)
+
+    def for_request(self, info: RequestInfo) -> list[Rule]:
+        if not self.by_topic or info.all_topics:
+            return self.rules
+        found: list[Rule] | None = None
+        for t in info.topics:
+            bucket = self.by_topic.get(t)
+            if bucket:
+                found = bucket if found is None else found + bucket
+        if found is None:
+            return self.untargeted
+        merged = self.untargeted + found
+        merged.sort(key=lambda r: self.order[id(r)])
+        return merged
 
 
 class FaultEngine:
@@ -317,6 +374,9 @@ class FaultEngine:
     def __init__(self, clock: Callable[[], int]) -> None:
         self._clock = clock
         self._rules: list[Rule] = []
+        #: API name -> an index of the rules whose match names it or "*" (built on first
+        #: use after each change of the rule list): see :meth:`_index`.
+        self._by_api: dict[str, _ApiIndex] = {}
         self.events: list[ClusterEvent] = []
         # Rules made by ``Faults.on`` are named rule-1, rule-2, ... per cluster, so a test's
         # failure report names them the same way however many tests ran before it.
@@ -339,12 +399,14 @@ class FaultEngine:
         rule.installed = True
         if rule not in self._rules:
             self._rules.append(rule)
+        self._by_api.clear()
         return rule
 
     def remove(self, rule: Rule | str) -> None:
         for r in list(self._rules):
             if r is rule or r.name == rule:
                 self._rules.remove(r)
+                self._by_api.clear()
                 r.installed = False
                 return
         raise ConfigError(f"no rule {rule!r}; rules are {[r.name for r in self._rules]}")
@@ -353,12 +415,18 @@ class FaultEngine:
         for r in self._rules:
             r.installed = False
         self._rules.clear()
+        self._by_api.clear()
 
     def reset(self) -> None:
         """As new (cluster reset): no rules, no events, names count from rule-1 again."""
         self.clear()
         self.events.clear()
         self._rule_numbers = itertools.count(1)
+
+    def on_notify(self, key: Hashable) -> None:
+        """The cluster state's waker: records the cluster events it announces."""
+        if type(key) is StateEvent:
+            self.record_event(key.name, **dict(key.attrs))
 
     def record_event(self, name: str, **attrs: Any) -> None:
         """A cluster verb happened (rules waiting for it with ``after_event`` may start)."""
@@ -392,10 +460,22 @@ class FaultEngine:
         """Active rules whose match fits ``info``, in the order they were added."""
         if not self._rules:
             return []
+        index = self._by_api.get(info.api)
+        if index is None:
+            index = self._by_api[info.api] = _ApiIndex(
+                [r for r in self._rules if "*" in r.match.api or info.api in r.match.api]
+            )
+        rules = index.for_request(info)
+        if not rules:
+            return []
         now = self._clock()
-        return [r for r in self._rules if self._active(r, now) and r.match.matches(info)]
+        return [
+            r
+            for r in rules
+            if r.match.matches(info) and self._active(r, now) and _acts_on(r, info.api)
+        ]
 
-    def select(self, info: RequestInfo) -> tuple[list[Rule], list[Rule]]:
+    def select(self, info: RequestInfo, *, reserve: bool = False) -> tuple[list[Rule], list[Rule]]:
         """The rules that fire for a request, and the data-editing candidates to decide
         once the response is known. Only the first response-replacing rule that fires is
         used; later ones are not consulted (their counters do not move)."""
@@ -405,28 +485,43 @@ class FaultEngine:
         for rule in self.candidates(info):
             if rule.needs_data:
                 deferred.append(rule)
-            elif not (rule.replaces_response and replacing) and self.decide(rule):
+            elif not (rule.replaces_response and replacing) and self.decide(rule, reserve=reserve):
                 fired.append(rule)
                 replacing = replacing or rule.replaces_response
         return fired, deferred
 
-    def decide(self, rule: Rule) -> bool:
-        """Count one match for ``rule`` and say whether it fires (updates ``fired``)."""
+    def decide(self, rule: Rule, *, reserve: bool = False) -> bool:
+        """Count one match for ``rule`` and say whether it fires (updates ``fired``).
+
+        ``reserve=True`` (the server): a firing is only reserved (``rule.pending``) until
+        :meth:`commit` (its effect reached the wire) or :meth:`release` (it did not)."""
         t = rule.trigger
         rule.matched += 1
         if t.nth is not None:
             fire = rule.matched == t.nth
         else:
-            fire = t.times is None or rule.fired < t.times
+            fire = t.times is None or rule.fired + rule.pending < t.times
         if t.probability is not None:
             if rule._rng is None:
                 rule._rng = random.Random(t.seed)
             draw = rule._rng.random()
             fire = fire and draw < t.probability
-        if fire:
+        if fire and reserve:
+            rule.pending += 1
+        elif fire:
             rule.fired += 1
             rule.last_fired_ms = self._clock()
         return fire
+
+    def commit(self, rule: Rule) -> None:
+        """A reserved firing reached the wire: count it in ``fired``."""
+        rule.pending = max(0, rule.pending - 1)
+        rule.fired += 1
+        rule.last_fired_ms = self._clock()
+
+    def release(self, rule: Rule) -> None:
+        """A reserved firing never reached the wire (nothing to edit, connection gone)."""
+        rule.pending = max(0, rule.pending - 1)
 
 
 class Faults:
@@ -442,7 +537,7 @@ class Faults:
         self,
         engine: FaultEngine,
         run: Callable[[Callable[[], Any]], Any],
-        waits: Waits | None = None,
+        waits: RuleWaits | None = None,
         state: ClusterState | None = None,
     ) -> None:
         self.engine = engine
@@ -515,6 +610,8 @@ class Faults:
     def add(self, rule: Rule) -> Rule:
         """Add a ready-made rule (e.g. one pasted from a repr)."""
         self._check_can_fire(rule.match)
+        for a in rule.actions:
+            check_action_fits(rule.match.api, a)
         self.attach(rule)
         self._run(lambda: self.engine.add(rule))
         return rule
@@ -538,6 +635,23 @@ class Faults:
         return f"<Faults: {len(self.engine.rules())} rules>"
 
 
+_ENGINES: weakref.WeakKeyDictionary[ClusterState, FaultEngine] = weakref.WeakKeyDictionary()
+
+
 def engine_of(state: ClusterState) -> FaultEngine:
-    """The fault engine of a ClusterState."""
-    return state.faults
+    """The fault engine for a ClusterState: made on first use, fed the state's cluster
+    events through its notification hook (``add_waker``). The server holds it as
+    ``server.faults``; sans-IO code asks here. The state keeps no reference to faults
+    beyond that waker, and the engine none to the state (its clock is a weak one)."""
+    engine = _ENGINES.get(state)
+    if engine is None:
+        ref = weakref.ref(state)
+
+        def clock() -> int:
+            s = ref()
+            return s.now_ms() if s is not None else 0
+
+        engine = FaultEngine(clock)
+        state.add_waker(engine.on_notify)
+        _ENGINES[state] = engine
+    return engine

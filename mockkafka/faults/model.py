@@ -7,7 +7,8 @@ fires) and a tuple of actions (what happens to a request it fires on). All three
 dataclasses whose ``repr`` is valid Python (``from mockkafka.faults import *`` brings every
 name into scope), so a rule printed by a failing test can be pasted back into it.
 
-Nothing here does I/O: the server's executor (``server/faults.py``) applies actions, the
+The actions live one module each in :mod:`mockkafka.faults.actions` (re-exported here).
+Nothing here does I/O: the server's fault stage applies actions, the
 :class:`~mockkafka.faults.engine.FaultEngine` decides which rules fire. Every constructor
 validates its arguments at once and raises :class:`~mockkafka.errors.ConfigError` naming
 the argument and the valid choices.
@@ -17,11 +18,33 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
-from mockkafka.errors import ConfigError, ErrorCode, error_code
+from mockkafka.errors import ConfigError
+from mockkafka.faults._checks import check_count as check_count
+from mockkafka.faults._checks import check_error as check_error
+from mockkafka.faults._checks import check_ms as check_ms
+from mockkafka.faults._checks import nondefault_repr as _nondefault_repr
+from mockkafka.faults.actions._base import RECORD_RESPONSE_APIS as RECORD_RESPONSE_APIS
+from mockkafka.faults.actions._base import Action
+from mockkafka.faults.actions.blackhole import Blackhole
+from mockkafka.faults.actions.corrupt_batch import CorruptBatch
+from mockkafka.faults.actions.corrupt_payload import CorruptPayload
+from mockkafka.faults.actions.custom_handler import CustomHandler
+from mockkafka.faults.actions.delay import Delay
+from mockkafka.faults.actions.drop_connection import DropConnection
+from mockkafka.faults.actions.duplicate import Duplicate
+from mockkafka.faults.actions.error import Error
+from mockkafka.faults.actions.error import ErrorLevel as ErrorLevel
+from mockkafka.faults.actions.lost_ack import LostAck
+from mockkafka.faults.actions.never_respond import NeverRespond
+from mockkafka.faults.actions.observe import Observe
+from mockkafka.faults.actions.partial_trailing_batch import PartialTrailingBatch
+from mockkafka.faults.actions.schema_id import SchemaId
+from mockkafka.faults.actions.skew_timestamps import SkewTimestamps
+from mockkafka.faults.actions.throttle import Throttle
 from mockkafka.protocol.apis import API_BY_NAME
 
 #: Cluster events a trigger can wait for with ``after_event``.
@@ -46,17 +69,6 @@ EVENTS = (
 )
 
 
-def _nondefault_repr(obj: Any) -> str:
-    parts = []
-    for f in fields(obj):
-        if not f.repr:
-            continue
-        v = getattr(obj, f.name)
-        if v != f.default:
-            parts.append(f"{f.name}={v!r}")
-    return f"{type(obj).__name__}({', '.join(parts)})"
-
-
 # -- argument checking --------------------------------------------------------------------
 
 
@@ -78,29 +90,6 @@ def check_api_names(value: str | Iterable[str], arg: str = "api") -> tuple[str, 
     return names
 
 
-def check_error(value: ErrorCode | int | str, arg: str = "error") -> str:
-    """An error code by name or number -> its name (raises ConfigError listing names)."""
-    try:
-        return error_code(value).name
-    except ValueError as exc:
-        raise ConfigError(
-            f"{arg}={value!r}: {exc}; valid names are those of mockkafka.errors.ErrorCode, "
-            f"e.g. NOT_LEADER_OR_FOLLOWER, REBALANCE_IN_PROGRESS, REQUEST_TIMED_OUT"
-        ) from None
-
-
-def check_count(value: Any, arg: str, *, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{arg} must be an integer >= {minimum}, got {value!r}")
-    return value
-
-
-def check_ms(value: Any, arg: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise ConfigError(f"{arg} must be a number of milliseconds >= 0, got {value!r}")
-    return int(value)
-
-
 def _ints(value: int | Iterable[int] | None, arg: str) -> tuple[int, ...] | None:
     if value is None:
         return None
@@ -115,6 +104,17 @@ def _glob(value: Any, arg: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise ConfigError(f"{arg} must be a string (shell wildcards allowed), got {value!r}")
     return value
+
+
+_WILDCARDS = frozenset("*?[")
+
+
+def _glob_match(name: str, pattern: str) -> bool:
+    """Shell-wildcard match; a pattern without wildcards is compared as it is (the usual
+    case, and the cost of every rule on every request)."""
+    if _WILDCARDS.isdisjoint(pattern):
+        return name == pattern
+    return fnmatch.fnmatchcase(name, pattern)
 
 
 # -- what a request looks like to the engine -----------------------------------------------
@@ -175,7 +175,7 @@ class Match:
         return self.topic is not None or self.partition is not None
 
     def partition_matches(self, topic: str, index: int) -> bool:
-        if self.topic is not None and not fnmatch.fnmatchcase(topic, self.topic):
+        if self.topic is not None and not _glob_match(topic, self.topic):
             return False
         return self.partition is None or index in self.partition
 
@@ -188,9 +188,7 @@ class Match:
             return False
         if self.connection is not None and info.connection_id != self.connection:
             return False
-        if self.client_id is not None and not fnmatch.fnmatchcase(
-            info.client_id or "", self.client_id
-        ):
+        if self.client_id is not None and not _glob_match(info.client_id or "", self.client_id):
             return False
         if self.partition is not None:
             if not any(self.partition_matches(t, i) for t, i in info.partitions) and not (
@@ -200,16 +198,14 @@ class Match:
         elif (
             self.topic is not None
             and not info.all_topics
-            and not any(fnmatch.fnmatchcase(t, self.topic) for t in info.topics)
+            and not any(_glob_match(t, self.topic) for t in info.topics)
         ):
             return False
-        if self.group is not None and not any(
-            fnmatch.fnmatchcase(g, self.group) for g in info.groups
-        ):
+        if self.group is not None and not any(_glob_match(g, self.group) for g in info.groups):
             return False
         return not (
             self.transactional_id is not None
-            and not fnmatch.fnmatchcase(info.transactional_id or "", self.transactional_id)
+            and not _glob_match(info.transactional_id or "", self.transactional_id)
         )
 
 
@@ -262,150 +258,25 @@ class Trigger:
         return _nondefault_repr(self)
 
 
-# -- actions ----------------------------------------------------------------------------------
-
-ErrorLevel = Literal["auto", "request", "partition"]
-
-
-@dataclass(frozen=True, slots=True, repr=False)
-class Action:
-    """Base class of actions. ``replaces_response``: the request is not processed normally.
-    ``needs_data``: the action edits record data, so the rule only counts requests whose
-    response carries data it can edit."""
-
-    replaces_response = False
-    needs_data = False
-
-    def __repr__(self) -> str:
-        return _nondefault_repr(self)
-
-
-@dataclass(frozen=True, slots=True, repr=False)
-class Error(Action):
-    """Answer with ``code``. ``level="request"``: every error field of the response (the
-    request is not processed); ``"partition"``: only the partitions the rule matches (the
-    others are processed normally); ``"auto"``: per partition when the rule names a topic or
-    partition, else the whole request."""
-
-    code: str
-    level: ErrorLevel = "auto"
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "code", check_error(self.code, "code"))
-        if self.level not in ("auto", "request", "partition"):
-            raise ConfigError(f"level must be 'auto', 'request' or 'partition', got {self.level!r}")
-
-    @property
-    def error_code(self) -> ErrorCode:
-        return ErrorCode[self.code]
-
-    @property
-    def replaces_response(self) -> bool:  # type: ignore[override]
-        return self.level != "partition"
-
-
-@dataclass(frozen=True, slots=True, repr=False)
-class Delay(Action):
-    """Hold the response back ``ms`` (or the request, with ``before_processing``)."""
-
-    ms: int
-    before_processing: bool = False
-
-    def __post_init__(self) -> None:
-        check_ms(self.ms, "ms")
-
-
-@dataclass(frozen=True, slots=True, repr=False)
-class Throttle(Action):
-    """Answer with ``throttle_time_ms=ms`` and, as KIP-219 brokers do, read nothing more
-    from that connection until the throttle time has passed."""
-
-    ms: int
-
-    def __post_init__(self) -> None:
-        check_ms(self.ms, "ms")
-
-
-@dataclass(frozen=True, slots=True, repr=False)
-class DropConnection(Action):
-    """Close the connection: before processing (the request is lost), or after processing
-    (the request is applied, the response is lost)."""
-
-    after_processing: bool = False
-
-    @property
-    def replaces_response(self) -> bool:  # type: ignore[override]
-        return not self.after_processing
-
-
-@dataclass(frozen=True, slots=True, repr=False)
-class NeverRespond(Action):
-    """Never answer; the request is not processed. The connection stays open (and answers
-    nothing more, as requests are handled in order) until the client closes it."""
-
-    replaces_response = True
-
-
-#: APIs whose responses carry record data (what ``needs_data`` actions edit).
-RECORD_RESPONSE_APIS = ("Fetch", "ShareFetch")
-
-
-@dataclass(frozen=True, slots=True, repr=False)
-class PartialTrailingBatch(Action):
-    """Fetch: end a matching partition's records with a batch cut mid-record (as a broker
-    does when ``max_bytes`` runs out). Fires only on responses with records to cut."""
-
-    needs_data = True
-
-
-@dataclass(frozen=True, slots=True, repr=False)
-class CorruptBatch(Action):
-    """Fetch: flip a byte in the CRC-covered part of a matching partition's first batch."""
-
-    needs_data = True
-
-
-@dataclass(frozen=True, slots=True, repr=False)
-class Observe(Action):
-    """Do nothing but count (and mark the exchange in traffic)."""
-
-
-def _fn_repr(fn: Callable[..., Any]) -> str:
-    mod = getattr(fn, "__module__", None)
-    qual = getattr(fn, "__qualname__", None) or repr(fn)
-    return f"{mod}.{qual}" if mod and "<" not in qual else qual
-
-
-@dataclass(frozen=True, slots=True, repr=False)
-class CustomHandler(Action):
-    """Call ``fn(request, ctx)``: a returned dict is the response (missing fields take
-    defaults; the request is not processed), ``None`` lets the request through."""
-
-    fn: Callable[[dict[str, Any], Any], Any] = field(compare=True)
-
-    replaces_response = True
-
-    def __post_init__(self) -> None:
-        if not callable(self.fn):
-            raise ConfigError(f"fn must be callable, got {self.fn!r}")
-
-    def __repr__(self) -> str:
-        return f"CustomHandler({_fn_repr(self.fn)})"
-
-
 __all__ = [
     "EVENTS",
     "Action",
+    "Blackhole",
     "CorruptBatch",
+    "CorruptPayload",
     "CustomHandler",
     "Delay",
     "DropConnection",
+    "Duplicate",
     "Error",
+    "LostAck",
     "Match",
     "NeverRespond",
     "Observe",
     "PartialTrailingBatch",
     "RequestInfo",
+    "SchemaId",
+    "SkewTimestamps",
     "Throttle",
     "Trigger",
 ]

@@ -42,7 +42,8 @@ def step_problem(step: Step) -> str | None:
         for a in f.actions:
             if type(a) not in PROXY_ACTIONS:
                 return (
-                    f"fault {f.name!r}: the proxy does not apply {type(a).__name__} yet; it {_FAKE}"
+                    f"fault {f.name!r}: {type(a).NAME} reads the partition log, which is "
+                    f"upstream; it {_FAKE}"
                 )
         return None
     return refusal(step.action.name)

@@ -41,17 +41,11 @@ from mockkafka._api.verbs import GROUP_STATES as _GROUP_STATES
 from mockkafka.cluster.acls import AclPermissionType
 from mockkafka.cluster.transactions import STATE_NAMES
 from mockkafka.errors import ConfigError
+from mockkafka.faults.actions import SCENARIO_ACTIONS
 from mockkafka.faults.model import (
     EVENTS,
     Action,
-    CorruptBatch,
-    Delay,
-    DropConnection,
-    Error,
     Match,
-    NeverRespond,
-    PartialTrailingBatch,
-    Throttle,
     Trigger,
     check_api_names,
 )
@@ -527,16 +521,9 @@ FAULT_TRIGGER_KEYS = (
     "after",
     "after_event",
 )
-#: Keys of ``fault:`` that say what happens.
-FAULT_ACTION_KEYS = (
-    "error",
-    "delay",
-    "throttle",
-    "drop_connection",
-    "never_respond",
-    "partial_trailing_batch",
-    "corrupt_batch",
-)
+#: Keys of ``fault:`` that say what happens: the actions of the registry
+#: (``mockkafka/faults/actions/``) that YAML can hold.
+FAULT_ACTION_KEYS = tuple(SCENARIO_ACTIONS)
 FAULT_KEYS = ("name", *FAULT_MATCH_KEYS, *FAULT_TRIGGER_KEYS, *FAULT_ACTION_KEYS)
 
 
@@ -555,6 +542,10 @@ class Fault(_Data):
     def __post_init__(self) -> None:
         if not self.actions:
             raise ConfigError("a fault needs an action: one of " + ", ".join(FAULT_ACTION_KEYS))
+        from mockkafka.faults.engine import check_action_fits
+
+        for a in self.actions:
+            check_action_fits(self.match.api, a)
 
 
 # -- step start conditions -----------------------------------------------------------------
@@ -987,8 +978,9 @@ def fault_from_dict(doc: Any, path: Path = ("fault",)) -> Fault:
     for flag in ("once", "every_time"):
         if flag in m and m[flag] is not True:
             raise ScenarioError((*path, flag), f"expected true, got {m[flag]!r}")
-    if "every_time" in m:
-        trig["times"] = None
+    every_match = any(k in m and c.EVERY_MATCH for k, c in SCENARIO_ACTIONS.items())
+    if "every_time" in m or (every_match and not picked):
+        trig["times"] = None  # e.g. a blackhole swallows every match until the rule ends
     if "times" in m:
         trig["times"] = _int(m["times"], (*path, "times"), 1)
     if "nth" in m:
@@ -1032,40 +1024,29 @@ def fault_from_dict(doc: Any, path: Path = ("fault",)) -> Fault:
     if not actions:
         raise ScenarioError(path, "a fault needs an action: one of " + ", ".join(FAULT_ACTION_KEYS))
     name = _str(m["name"], (*path, "name")) if "name" in m else None
-    return Fault(match, trigger, tuple(actions), name)
+    fault: Fault = _guard(path, lambda: Fault(match, trigger, tuple(actions), name))
+    return fault
 
 
-_ACTION_KWARGS: dict[str, tuple[str, ...]] = {
-    "error": ("code", "level"),
-    "delay": ("ms", "before_processing"),
-    "throttle": ("ms",),
-    "drop_connection": ("after_processing",),
-    "never_respond": (),
-    "partial_trailing_batch": (),
-    "corrupt_batch": (),
-}
-_ACTION_CLASSES: dict[str, Callable[..., Action]] = {
-    "error": Error,
-    "delay": Delay,
-    "throttle": Throttle,
-    "drop_connection": DropConnection,
-    "never_respond": NeverRespond,
-    "partial_trailing_batch": PartialTrailingBatch,
-    "corrupt_batch": CorruptBatch,
-}
+def _shorthand(key: str) -> str | None:
+    """The argument a bare YAML value stands for (``error: CODE`` is ``{code: CODE}``)."""
+    return next((a.name for a in SCENARIO_ACTIONS[key].args() if a.positional), None)
 
 
 def _action(key: str, value: Any, path: Path) -> Action:
-    allowed = _ACTION_KWARGS[key]
-    if key == "error" and not isinstance(value, Mapping):
-        value = {"code": value}
+    cls = SCENARIO_ACTIONS[key]
+    allowed = tuple(a.name for a in cls.args())
+    short = _shorthand(key)
+    if short is not None and not isinstance(value, Mapping):
+        value = {short: value}
     if value is True or value is None:
         value = {}
     if not isinstance(value, Mapping):
         hint = f"{{{', '.join(a + ': ...' for a in allowed)}}}" if allowed else "true"
         raise ScenarioError(path, f"expected {hint}, got {value!r}")
     _keys(value, path, allowed, f"argument of {key}")
-    return _guard(path, lambda: _ACTION_CLASSES[key](**value))  # type: ignore[no-any-return]
+    action: Action = _guard(path, lambda: cls(**value))
+    return action
 
 
 def start_from_dict(step: Mapping[str, Any], path: Path) -> StartCondition | None:
@@ -1320,14 +1301,17 @@ def fault_to_dict(f: Fault) -> dict[str, Any]:
             {"event": t.after_event, **dict(t.event_filter)} if t.event_filter else t.after_event
         )
     for a in f.actions:
-        key = next(k for k, c in _ACTION_CLASSES.items() if type(a) is c)
+        key = type(a).NAME
+        if key not in SCENARIO_ACTIONS:
+            raise ConfigError(f"{a!r} holds a Python object; a scenario file cannot")
         args = {
-            n: getattr(a, n)
-            for n in _ACTION_KWARGS[key]
-            if getattr(a, n) != next(fl for fl in fields(a) if fl.name == n).default
+            arg.name: getattr(a, arg.name)
+            for arg in type(a).args()
+            if arg.required or getattr(a, arg.name) != arg.default
         }
-        if key == "error" and list(args) == ["code"]:
-            out[key] = args["code"]
+        short = _shorthand(key)
+        if short is not None and list(args) == [short]:
+            out[key] = args[short]
         else:
             out[key] = args or True
     return out

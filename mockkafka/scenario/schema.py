@@ -1,7 +1,8 @@
 """Build the JSON Schema of scenario files from the model's tables.
 
-``python -m mockkafka.scenario.schema > mockkafka/scenario/schema.json`` regenerates the
-shipped file; ``tests/scenario/test_schema.py`` checks that it is current.
+``python tools/gen_fault_actions.py`` (or ``python -m mockkafka.scenario.schema >
+mockkafka/scenario/schema.json``) regenerates the shipped file; the ``fault:`` action keys
+come from the action registry (``mockkafka/faults/actions/``); ``tests/scenario/test_schema.py`` checks that it is current.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mockkafka.faults.actions import SCENARIO_ACTIONS, Action
 from mockkafka.faults.model import EVENTS
 from mockkafka.scenario import plan as m
 
@@ -86,6 +88,28 @@ def _verb_schema(params: tuple[m.Param, ...]) -> dict[str, Any]:
     return obj
 
 
+def _action_schema(cls: type[Action]) -> dict[str, Any]:
+    """The value of a ``fault:`` action key, from the action's arguments (``arg`` metadata)."""
+    args = cls.args()
+    true: dict[str, Any] = {"const": True}
+    if not args:
+        return {"description": cls.summary(), **true}
+    obj = _obj({a.name: a.schema or {} for a in args}, [a.name for a in args if a.required])
+    short = next((a for a in args if a.positional), None)
+    if short is not None:
+        others = ", ".join(a.name for a in args if a is not short)
+        return {
+            "description": f"{short.doc}, or {{{short.name}, {others}}}" if others else short.doc,
+            "anyOf": [short.schema or {}, obj],
+        }
+    if not any(a.required for a in args):
+        return {
+            "description": f"true or {{{', '.join(a.name for a in args)}}}",
+            "anyOf": [true, obj],
+        }
+    return obj
+
+
 def _fault_schema() -> dict[str, Any]:
     ints = {
         "description": "an int or a list of ints",
@@ -131,28 +155,7 @@ def _fault_schema() -> dict[str, Any]:
                 },
             ],
         },
-        "error": {
-            "description": "an error name or {code, level}",
-            "anyOf": [
-                {"type": ["string", "integer"]},
-                _obj(
-                    {
-                        "code": {"type": ["string", "integer"]},
-                        "level": {"enum": ["auto", "request", "partition"]},
-                    },
-                    ["code"],
-                ),
-            ],
-        },
-        "delay": _obj({"ms": NAT, "before_processing": {"type": "boolean"}}, ["ms"]),
-        "throttle": _obj({"ms": NAT}, ["ms"]),
-        "drop_connection": {
-            "description": "true or {after_processing: true}",
-            "anyOf": [true, _obj({"after_processing": {"type": "boolean"}})],
-        },
-        "never_respond": true,
-        "partial_trailing_batch": true,
-        "corrupt_batch": true,
+        **{name: _action_schema(cls) for name, cls in SCENARIO_ACTIONS.items()},
     }
     return _obj(props, ["on"])
 

@@ -1,25 +1,27 @@
-"""The fault executor: the server's ``fault_hook``, applying the actions of fired rules.
+"""The fault stage of dispatch: the rules that fire on a request, their actions by phase.
 
 Theory of operation
 -------------------
-For each request :func:`apply_faults` asks the cluster's
-:class:`~mockkafka.faults.engine.FaultEngine` which rules match, decides their triggers, and
-applies the actions of those that fire, in phases:
+``server/dispatch.py`` calls into this module at two points of its pipeline and never the
+other way round (this module imports neither the dispatch nor the runtime):
 
-1. before processing: ``Delay(before_processing=True)`` sleeps; ``DropConnection()``
-   closes the connection (request lost); ``NeverRespond()`` waits until the client closes
-   the connection (the request is never processed, nothing more is answered on it);
-2. the response: a request-level ``Error`` answers every part of the request with the code
-   (nothing is processed); a ``CustomHandler`` may answer instead; otherwise the handler
-   runs -- on the request minus the partitions a partition-level ``Error`` claims for
-   APIs that change state (Produce, OffsetCommit, ...), whose claimed partitions then get
-   the error; for read-only APIs the claimed partitions of the real response are edited;
-3. record data: ``PartialTrailingBatch`` / ``CorruptBatch`` rules are decided only now, for
-   responses that carry records they can edit;
-4. after processing: ``Throttle`` sets ``throttle_time_ms`` and mutes the connection
-   (KIP-219: nothing more is read from it until the time has passed), ``Delay`` sleeps,
-   ``DropConnection(after_processing=True)`` closes the connection without sending the
-   (recorded) response.
+- :func:`select` (stage ``faults_before``) asks the server's
+  :class:`~mockkafka.faults.engine.FaultEngine` which rules fire (their firings are only
+  *reserved*), and :func:`before` runs the ``BEFORE`` and ``INSTEAD`` actions through a
+  :class:`ServerCall` -- the :class:`~mockkafka.faults.actions.FaultCall` an action sees:
+  sleep, close the connection, never answer, answer with an error or a custom handler's
+  dict, or claim partitions with an error code.
+- the handler stage runs the handler on the request minus the claimed partitions for APIs
+  that change state (:func:`split` / :func:`merge_split`), or on the whole request with the
+  claimed partitions' entries edited (:func:`edit_claimed`); APIs with sessions (Fetch,
+  ShareFetch) are told which partitions carry an error (:func:`mark_session_partitions`),
+  so an incremental fetch response includes them, as Kafka does.
+- :func:`after` (stage ``faults_after``) runs ``AFTER`` actions, decides the ``DATA``
+  rules on the response's record data, then ``CONNECTION`` actions.
+- the finish stage calls :func:`commit`: a rule counts as fired only when its effect
+  reached the wire -- an answer sent carrying it, a connection closed or left silent by it.
+  A claim that found no partition to put its error on, or a request whose connection died
+  first, gives its reservation back (:func:`release`).
 
 Only one response-replacing rule fires per request (the first added); the names of the
 rules that fired are recorded in the exchange's ``faults``.
@@ -28,43 +30,23 @@ rules that fired are recorded in the exchange's ``faults``.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, NoReturn, Protocol
 
 import trio
 
+from mockkafka.cluster.state import ClusterState
 from mockkafka.errors import ErrorCode
 from mockkafka.faults import coverage
+from mockkafka.faults.actions import AFTER, BEFORE, CONNECTION, DATA, INSTEAD, PHASES, Action
 from mockkafka.faults.engine import FaultEngine, Rule
-from mockkafka.faults.error_facts import APPLIED_FIRST
-from mockkafka.faults.inspect import (
-    corrupt_first_batch,
-    cut_trailing_batch,
-    partition_entries,
-    request_info,
-    split_request,
-)
-from mockkafka.faults.model import (
-    CorruptBatch,
-    CustomHandler,
-    Delay,
-    DropConnection,
-    Error,
-    NeverRespond,
-    PartialTrailingBatch,
-    Throttle,
-)
+from mockkafka.faults.inspect import partition_entries, request_info, split_request
+from mockkafka.faults.model import Match, RequestInfo
 from mockkafka.handlers.base import NO_RESPONSE, RequestContext, error_response
 from mockkafka.protocol import records as rec
 from mockkafka.protocol.codec import field_names
-from mockkafka.protocol.framing import Request
-from mockkafka.server.connection import RECEIVE_SIZE, CloseConnection
-from mockkafka.server.traffic import Exchange
-
-if TYPE_CHECKING:
-    from mockkafka.cluster.state import ClusterState
-    from mockkafka.server.connection import Connection
-    from mockkafka.server.runtime import ClusterServer
+from mockkafka.server.connection import RECEIVE_SIZE, CloseConnection, Connection
+from mockkafka.server.traffic import Exchange, TrafficLog
 
 #: APIs whose partition-level errors must keep the claimed partitions from being applied.
 STATE_CHANGING = frozenset(
@@ -81,9 +63,6 @@ STATE_CHANGING = frozenset(
     }
 )
 
-_MISSING: Any = object()
-
-
 #: APIs whose partitions a split request cannot leave out (their session carries them
 #: between requests): the handler is told which partitions a rule answers with an error
 #: (``RequestContext.fault_partitions``) and leaves their state alone. For Fetch this also
@@ -91,6 +70,28 @@ _MISSING: Any = object()
 #: leave an unchanged partition out (and the error with it), as Kafka always includes a
 #: partition with an error.
 SESSION_STATE_CHANGING = frozenset({"ShareFetch", "ShareAcknowledge", "Fetch"})
+
+#: ``ServerCall.response`` before anyone answered.
+MISSING: Any = object()
+#: ``connection_state`` key of a connection that answers nothing more (``FaultCall.silence``,
+#: a blackhole): the names of the rules that silenced it.
+SILENCED = "fault.silenced"
+
+
+class Server(Protocol):
+    """What the fault stage needs from the server (``ClusterServer`` is one)."""
+
+    state: ClusterState
+    traffic: TrafficLog
+
+    async def flush(self, conn: Connection | int) -> None: ...
+    def record_error(self, exc: BaseException) -> None: ...
+
+
+def answers(api: str, body: dict[str, Any]) -> bool:
+    """Whether a request gets a response at all (a Produce with acks=0 does not): the one
+    place dispatch and faults decide it."""
+    return not (api == "Produce" and body.get("acks", 1) == 0)
 
 
 def topic_resolver(state: ClusterState) -> Callable[[uuid.UUID], str | None]:
@@ -103,16 +104,197 @@ def topic_resolver(state: ClusterState) -> Callable[[uuid.UUID], str | None]:
     return resolve
 
 
-async def apply_faults(
-    server: ClusterServer, conn: Connection, ctx: RequestContext, req: Request, ex: Exchange
-) -> bytes | None:
-    """The server's fault hook: run the request through the fault rules (see module doc)."""
-    spec = server.handlers[ctx.header.api_key]
-    body: dict[str, Any] = req.body or {}
-    engine: FaultEngine = server.state.faults
-    if not engine:
-        return server.finish(ex, ctx, await server.run_handler(spec, ctx, body))
-    resolve = topic_resolver(server.state)
+class FaultCallBase:
+    """What every :class:`~mockkafka.faults.actions.FaultCall` of this package shares: the
+    rules reserved for the request, their actions by phase, the claims, the answer. The
+    broker's :class:`ServerCall` and the proxy's ``ProxyCall`` add the I/O."""
+
+    api: str
+    version: int
+    context: Any
+
+    def __init__(
+        self,
+        engine: FaultEngine,
+        ex: Exchange,
+        body: dict[str, Any],
+        info: RequestInfo,
+        fired: list[Rule],
+        deferred: list[Rule],
+        resolve: Callable[[uuid.UUID], str | None],
+    ) -> None:
+        self._engine = engine
+        self.ex = ex
+        self.request = body
+        self.info = info
+        self.resolve = resolve
+        self.response: Any = MISSING
+        #: (match, code, rule) of each partition-level error.
+        self.claims: list[tuple[Match, ErrorCode, Rule]] = []
+        self.drop_after = False
+        #: Rules whose firing is reserved and not yet committed or released.
+        self.reserved: list[Rule] = list(fired)
+        self.deferred = deferred
+        self.phased: dict[str, list[tuple[Rule, Action]]] = {p: [] for p in PHASES}
+        for r in fired:
+            for a in r.actions:
+                self.phased[a.phase_on(info.api)].append((r, a))
+        self._current: Rule | None = None
+
+    @property
+    def answered(self) -> bool:
+        return self.response is not MISSING
+
+    def error_body(self, body: dict[str, Any], code: ErrorCode) -> dict[str, Any]:
+        """The answer to ``body`` with ``code`` in every error field."""
+        raise NotImplementedError
+
+    # I/O: each front end (broker, proxy) says what these mean for its connections.
+    async def flush(self) -> None:
+        raise NotImplementedError
+
+    def close(self, reason: str) -> NoReturn:
+        raise NotImplementedError
+
+    async def never_respond(self) -> NoReturn:
+        raise NotImplementedError
+
+    def mute(self, seconds: float) -> None:
+        raise NotImplementedError
+
+    def next_batch(self, topic: str, index: int, records: Any) -> bytes | None:
+        raise NotImplementedError
+
+    def previous_batch(self, topic: str, index: int) -> bytes | None:
+        return None  # only a front end holding the log has one
+
+    def silence(self) -> None:
+        raise NotImplementedError
+
+    def record_error(self, exc: BaseException) -> None:
+        raise NotImplementedError
+
+    def error_response(self, code: ErrorCode) -> Any:
+        if not answers(self.info.api, self.request):
+            return NO_RESPONSE
+        return self.error_body(self.request, code)
+
+    def claim(self, match: Match, code: ErrorCode) -> None:
+        assert self._current is not None
+        self.claims.append((match, code, self._current))
+
+    def partitions(self) -> Iterator[tuple[str | None, int, Any]]:
+        if isinstance(self.response, dict):
+            for t, i, entry, _arr, _pos in partition_entries(self.response, self.resolve):
+                yield t, i, entry
+
+    async def sleep(self, seconds: float) -> None:
+        await trio.sleep(seconds)
+
+    def close_after_response(self) -> None:
+        self.drop_after = True
+
+    def has_field(self, name: str) -> bool:
+        from mockkafka.protocol.apis import api as lookup_api
+
+        return name in field_names(lookup_api(self.info.api).response_name, self.info.version)
+
+    def claimed(self, topic: str | None, index: int) -> tuple[ErrorCode, Rule] | None:
+        """The error (and rule) of the first claim covering this partition, if any."""
+        if topic is None:
+            return None
+        for m, code, rule in self.claims:
+            if m.partition_matches(topic, index):
+                return code, rule
+        return None
+
+    async def run(self, phase: str) -> None:
+        """Apply the actions of ``phase`` of every rule that fired, in the order added."""
+        for r, a in self.phased[phase]:
+            self._current = r
+            await a.apply(self, r.match)
+        self._current = None
+
+
+class ServerCall(FaultCallBase):
+    """The :class:`~mockkafka.faults.actions.FaultCall` of one request on this server, and
+    the fault stage's record of it (rules reserved, claims, drop-after)."""
+
+    def __init__(
+        self,
+        server: Server,
+        engine: FaultEngine,
+        conn: Connection,
+        ctx: RequestContext,
+        ex: Exchange,
+        body: dict[str, Any],
+        info: RequestInfo,
+        fired: list[Rule],
+        deferred: list[Rule],
+    ) -> None:
+        super().__init__(engine, ex, body, info, fired, deferred, topic_resolver(ctx.cluster))
+        self._server = server
+        self._flush: Callable[[Connection | int], Awaitable[None]] = server.flush
+        self.conn = conn
+        self.context = ctx
+        self.api = ctx.api.name
+        self.version = ctx.version
+
+    def error_body(self, body: dict[str, Any], code: ErrorCode) -> dict[str, Any]:
+        out: dict[str, Any] = error_response(self.context, body, code)
+        return out
+
+    async def flush(self) -> None:
+        await self._flush(self.conn)
+
+    def close(self, reason: str) -> NoReturn:
+        self.ex.closed_connection = True
+        self.ex.response_time_ms = self._server.state.now_ms()
+        self._server.traffic.completed(self.ex)
+        commit(self)  # the client sees the connection close: the fault reached the wire
+        raise CloseConnection(reason)
+
+    async def never_respond(self) -> NoReturn:
+        self.ex.no_response = True
+        self._server.traffic.completed(self.ex)
+        commit(self)  # silence is the effect; it is in force from now on
+        await self._flush(self.conn)
+        await _wait_until_closed(self.conn)
+
+    def mute(self, seconds: float) -> None:
+        self.conn.muted_until = max(self.conn.muted_until, trio.current_time() + seconds)
+
+    def next_batch(self, topic: str, index: int, records: Any) -> bytes | None:
+        return _next_batch(self.context, self.request, topic, index, records)
+
+    def previous_batch(self, topic: str, index: int) -> bytes | None:
+        return _previous_batch(self.context, self.request, topic, index, self.resolve)
+
+    def silence(self) -> None:
+        names = [r.name for r in self.reserved]
+        self.context.connection_state[SILENCED] = tuple(names)
+
+    def record_error(self, exc: BaseException) -> None:
+        self._server.record_error(exc)
+
+
+def select(
+    engine: FaultEngine,
+    conn: Connection,
+    ctx: RequestContext,
+    ex: Exchange,
+    body: dict[str, Any],
+    server: Server,
+) -> ServerCall | None:
+    """The rules that fire on this request (reserved), as a call; None when none does.
+    On a silenced connection (a blackhole swallowed a request on it) the call answers
+    nothing, whatever the rules say."""
+    silenced = ctx.connection_state.get(SILENCED)
+    if silenced is not None:
+        ex.faults.extend(silenced)
+        call = ServerCall(server, engine, conn, ctx, ex, body, RequestInfo(ctx.api.name), [], [])
+        call.response = NO_RESPONSE
+        return call
     info = ex.info or request_info(
         ctx.api.name,
         ctx.version,
@@ -120,102 +302,139 @@ async def apply_faults(
         broker_id=conn.broker_id,
         connection_id=conn.id,
         client_id=ctx.client_id,
-        resolve=resolve,
+        resolve=topic_resolver(ctx.cluster),
     )
-    fired, deferred = engine.select(info)
+    fired, deferred = engine.select(info, reserve=True)
     if not fired and not deferred:
-        return server.finish(ex, ctx, await server.run_handler(spec, ctx, body))
-    ex.faults.extend(r.name for r in fired)
-    coverage.note_fired(ctx.api.name, fired)
-    actions = [(r, a) for r in fired for a in r.actions]
-
-    # 1. before processing
-    for _r, a in actions:
-        if isinstance(a, Delay) and a.before_processing:
-            await server.flush(conn)
-            await trio.sleep(a.ms / 1000)
-    for _r, a in actions:
-        if isinstance(a, DropConnection) and not a.after_processing:
-            ex.closed_connection = True
-            ex.response_time_ms = server.state.now_ms()
-            server.traffic.completed(ex)
-            raise CloseConnection(f"fault: drop connection before {ctx.api.name}")
-        if isinstance(a, NeverRespond):
-            ex.no_response = True
-            server.traffic.completed(ex)
-            await server.flush(conn)
-            await _wait_until_closed(conn)
-
-    # 2. the response
-    response: Any = _MISSING
-    partition_errors: list[tuple[Rule, Error]] = []
-    applied_errors: list[tuple[Rule, Error]] = []
-    for r, a in actions:
-        if isinstance(a, Error) and (ctx.api.name, a.code) in APPLIED_FIRST:
-            applied_errors.append((r, a))  # Kafka says this after applying the request
-        elif isinstance(a, Error):
-            level = a.level
-            if level == "auto":
-                targeted = info.partitions or info.topics or info.all_topics
-                level = "partition" if r.match.targets_partitions and targeted else "request"
-            if level == "partition":
-                partition_errors.append((r, a))
-            elif response is _MISSING:
-                response = _error_reply(ctx, body, a.error_code)
-        elif isinstance(a, CustomHandler) and response is _MISSING:
-            try:
-                out = a.fn(body, ctx)
-            except Exception as exc:
-                server._record_error(exc)
-                out = error_response(ctx, body, ErrorCode.UNKNOWN_SERVER_ERROR)
-            if out is not None:
-                response = out
-    if response is _MISSING:
-        if partition_errors and ctx.api.name in SESSION_STATE_CHANGING:
-            for t, i in info.partitions:
-                claim = _claim(partition_errors, t, i)
-                if claim is not None:
-                    ctx.fault_partitions[(t, i)] = int(claim.error_code)
-        if partition_errors and ctx.api.name in STATE_CHANGING:
-            response = await _run_split(server, spec, ctx, body, partition_errors, resolve)
-        else:
-            response = await server.run_handler(spec, ctx, body)
-            if partition_errors and isinstance(response, dict):
-                _edit_partitions(ctx, response, partition_errors, resolve)
-
-    if applied_errors and isinstance(response, dict):
-        _edit_applied(info, response, applied_errors, resolve)
-
-    # 3. record data edits
-    if deferred and isinstance(response, dict):
-        for rule in deferred:
-            if _edit_data(server, ctx, body, response, rule, engine, resolve):
-                ex.faults.append(rule.name)
-                fired.append(rule)
-                coverage.note_fired(ctx.api.name, (rule,))
-
-    # 4. after processing
-    drop_after = False
-    for _r, a in actions:
-        if isinstance(a, Throttle):
-            if isinstance(response, dict) and "throttle_time_ms" in field_names(
-                ctx.api.response_name, ctx.version
-            ):
-                response["throttle_time_ms"] = a.ms
-            conn.muted_until = max(conn.muted_until, trio.current_time() + a.ms / 1000)
-        elif isinstance(a, Delay) and not a.before_processing:
-            await server.flush(conn)
-            await trio.sleep(a.ms / 1000)
-        elif isinstance(a, DropConnection) and a.after_processing:
-            drop_after = True
-    ex.closed_connection = drop_after  # before finish(): the exchange completes once
-    out = server.finish(ex, ctx, response)
-    if drop_after:
-        raise CloseConnection(f"fault: drop connection after {ctx.api.name}")
-    return out
+        return None
+    return ServerCall(server, engine, conn, ctx, ex, body, info, fired, deferred)
 
 
-async def _wait_until_closed(conn: Connection) -> None:
+async def before(call: ServerCall) -> None:
+    """``BEFORE`` then ``INSTEAD`` actions."""
+    await call.run(BEFORE)
+    await call.run(INSTEAD)
+
+
+def mark_session_partitions(call: ServerCall) -> None:
+    """Tell a session API's handler which partitions a rule answers with an error."""
+    if call.api not in SESSION_STATE_CHANGING:
+        return
+    for t, i in call.info.partitions:
+        got = call.claimed(t, i)
+        if got is not None:
+            call.context.fault_partitions[(t, i)] = int(got[0])
+
+
+def splits(call: FaultCallBase) -> bool:
+    """Whether the claimed partitions are kept back from the handler (state-changing)."""
+    return call.info.api in STATE_CHANGING
+
+
+def split(call: FaultCallBase, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """``body`` minus the claimed partitions, and how many partitions remain."""
+    return split_request(body, lambda t, i: call.claimed(t, i) is not None, call.resolve)
+
+
+def merge_split(call: FaultCallBase, body: dict[str, Any], real: Any) -> Any:
+    """The answer to a split request: the claimed partitions with their error, the others
+    as the handler answered them (``real``, None when nothing remained)."""
+    if real is NO_RESPONSE or not answers(call.info.api, body):
+        return NO_RESPONSE
+    merged: dict[str, Any] = call.error_body(body, call.claims[0][1])
+    real_entries: dict[tuple[str | None, int], Any] = {}
+    if isinstance(real, dict):
+        for t, i, entry, _arr, _pos in partition_entries(real, call.resolve):
+            real_entries[(t, i)] = entry
+    hit: set[int] = set()
+    for t, i, _entry, arr, pos in partition_entries(merged, call.resolve):
+        got = call.claimed(t, i)
+        if got is not None:
+            arr[pos]["error_code"] = int(got[0])
+            hit.add(id(got[1]))
+        elif (t, i) in real_entries:
+            arr[pos] = real_entries[(t, i)]
+    if isinstance(real, dict):
+        for k, v in real.items():
+            if not (k in merged and isinstance(v, list)):
+                merged[k] = v
+    _release_missed_claims(call, hit)
+    return merged
+
+
+def edit_claimed(call: FaultCallBase, response: Any) -> None:
+    """Put each claim's error on its partitions of the handler's answer."""
+    hit: set[int] = set()
+    if isinstance(response, dict):
+        for t, i, entry, _arr, _pos in partition_entries(response, call.resolve):
+            got = call.claimed(t, i)
+            if got is not None and isinstance(entry, dict):
+                entry["error_code"] = int(got[0])
+                hit.add(id(got[1]))
+                if "records" in entry:
+                    # Empty, never null: Kafka sends an empty set with a partition error,
+                    # and librdkafka rejects a null one ("invalid MessageSetSize -1").
+                    entry["records"] = b""
+        if call.info.api == "Metadata":
+            for topic in response.get("topics") or []:
+                name = topic.get("name")
+                for m, code, rule in call.claims:
+                    if m.partition is None and name is not None and m.partition_matches(name, 0):
+                        topic["error_code"] = int(code)
+                        hit.add(id(rule))
+                        break
+    if response is not NO_RESPONSE:
+        _release_missed_claims(call, hit)
+
+
+def _release_missed_claims(call: FaultCallBase, hit: set[int]) -> None:
+    """A rule whose only effect was claims that found no partition in the answer did not
+    reach the wire: give its firing back."""
+    for rule in {id(r): r for _m, _c, r in call.claims}.values():
+        if id(rule) in hit or rule not in call.reserved:
+            continue
+        if all(a.phase_on(call.info.api) == INSTEAD and _is_claim(a, call) for a in rule.actions):
+            call.reserved.remove(rule)
+            call._engine.release(rule)
+
+
+def _is_claim(action: Action, call: FaultCallBase) -> bool:
+    return any(a is action for _r, a in call.phased[INSTEAD]) and not action.replaces_response
+
+
+async def after(call: FaultCallBase, engine: FaultEngine) -> None:
+    """``AFTER`` actions, the ``DATA`` rules on the answer's records, ``CONNECTION``."""
+    await call.run(AFTER)
+    if isinstance(call.response, dict):
+        for rule in call.deferred:
+            if _edit_data(call, rule, engine.decide):
+                call.reserved.append(rule)
+        # a rule that fired for its other actions edits what records it finds too
+        for rule in {id(r): r for r, _a in call.phased[DATA]}.values():
+            _edit_data(call, rule, None)
+    await call.run(CONNECTION)
+
+
+def commit(call: FaultCallBase) -> None:
+    """The answer (or the close, or the silence) is on its way: count the reserved rules
+    as fired, name them in the exchange, note them for coverage."""
+    if not call.reserved:
+        return
+    for rule in call.reserved:
+        call._engine.commit(rule)
+    call.ex.faults.extend(r.name for r in call.reserved if r.name not in call.ex.faults)
+    coverage.note_fired(call.info.api, call.reserved)
+    call.reserved = []
+
+
+def release(call: FaultCallBase) -> None:
+    """The request ended before its answer reached the wire: give the firings back."""
+    for rule in call.reserved:
+        call._engine.release(rule)
+    call.reserved = []
+
+
+async def _wait_until_closed(conn: Connection) -> NoReturn:
     """Park a never-answered request until the client hangs up (reading and dropping
     whatever else it sends on this connection), then close."""
     while True:
@@ -227,147 +446,70 @@ async def _wait_until_closed(conn: Connection) -> None:
             raise CloseConnection("fault: never respond; client closed the connection")
 
 
-def _error_reply(ctx: RequestContext, body: dict[str, Any], code: ErrorCode) -> Any:
-    if ctx.api.name == "Produce" and body.get("acks", 1) == 0:
-        return NO_RESPONSE
-    return error_response(ctx, body, code)
-
-
-def _claim(errors: list[tuple[Rule, Error]], topic: str | None, idx: int) -> Error | None:
-    if topic is None:
-        return None
-    for r, a in errors:
-        if r.match.partition_matches(topic, idx):
-            return a
-    return None
-
-
-async def _run_split(
-    server: ClusterServer,
-    spec: Any,
-    ctx: RequestContext,
-    body: dict[str, Any],
-    errors: list[tuple[Rule, Error]],
-    resolve: Any,
-) -> Any:
-    """Process the unclaimed partitions; answer the claimed ones with their error."""
-    reduced, remaining = split_request(body, lambda t, i: _claim(errors, t, i) is not None, resolve)
-    real: Any = await server.run_handler(spec, ctx, reduced) if remaining else None
-    if real is NO_RESPONSE or (ctx.api.name == "Produce" and body.get("acks", 1) == 0):
-        return NO_RESPONSE
-    merged: dict[str, Any] = error_response(ctx, body, errors[0][1].error_code)
-    real_entries: dict[tuple[str | None, int], Any] = {}
-    if isinstance(real, dict):
-        for t, i, entry, _arr, _pos in partition_entries(real, resolve):
-            real_entries[(t, i)] = entry
-    for t, i, _entry, arr, pos in partition_entries(merged, resolve):
-        claim = _claim(errors, t, i)
-        if claim is not None:
-            arr[pos]["error_code"] = int(claim.error_code)
-        elif (t, i) in real_entries:
-            arr[pos] = real_entries[(t, i)]
-    if isinstance(real, dict):
-        for k, v in real.items():
-            if not (k in merged and isinstance(v, list)):
-                merged[k] = v
-    return merged
-
-
-def _edit_partitions(
-    ctx: RequestContext, response: dict[str, Any], errors: list[tuple[Rule, Error]], resolve: Any
-) -> None:
-    for t, i, entry, _arr, _pos in partition_entries(response, resolve):
-        claim = _claim(errors, t, i)
-        if claim is not None and isinstance(entry, dict):
-            entry["error_code"] = int(claim.error_code)
-            if "records" in entry:
-                # Empty, never null: Kafka sends an empty set with a partition error, and
-                # librdkafka rejects a null one ("invalid MessageSetSize -1").
-                entry["records"] = b""
-    if ctx.api.name == "Metadata":
-        for topic in response.get("topics") or []:
-            name = topic.get("name")
-            for r, a in errors:
-                if (
-                    r.match.partition is None
-                    and name is not None
-                    and r.match.partition_matches(name, 0)
-                ):
-                    topic["error_code"] = int(a.error_code)
-                    break
-
-
-def _edit_applied(
-    info: Any, response: dict[str, Any], errors: list[tuple[Rule, Error]], resolve: Any
-) -> None:
-    """Answer an error Kafka sends only after applying the request (the batch is stored:
-    DUPLICATE_SEQUENCE_NUMBER, NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT) on the
-    partitions the handler applied without error: the state is as the answer says."""
-    for t, i, entry, _arr, _pos in partition_entries(response, resolve):
-        if not isinstance(entry, dict) or entry.get("error_code", 0) != 0:
+def _edit_data(call: FaultCallBase, rule: Rule, decide: Callable[..., bool] | None) -> bool:
+    """Apply a rule's data edits to the first partition it can edit; True if it fired
+    (``decide``: the engine's, reserving the firing until the answer is sent; None: the
+    rule already fired)."""
+    edits_empty = any(type(a).EDITS_EMPTY for a in rule.actions)
+    for t, i, entry in call.partitions():
+        if t is None or not isinstance(entry, dict):
             continue
-        for r, a in errors:
-            per_partition = a.level == "partition" or (
-                a.level == "auto"
-                and r.match.targets_partitions
-                and (info.partitions or info.topics or info.all_topics)
-            )
-            if per_partition and (t is None or not r.match.partition_matches(t, i)):
-                continue
-            entry["error_code"] = int(a.error_code)
-            if "base_offset" in entry:
-                entry["base_offset"] = -1
-            break
-
-
-def _magic_for(fetch_version: int) -> int:
-    return 0 if fetch_version <= 1 else 1 if fetch_version <= 3 else 2
-
-
-def _edit_data(
-    server: ClusterServer,
-    ctx: RequestContext,
-    body: dict[str, Any],
-    response: dict[str, Any],
-    rule: Rule,
-    engine: FaultEngine,
-    resolve: Any,
-) -> bool:
-    """Apply a data-editing rule to the first partition it can edit; True if it fired."""
-    for t, i, entry, _arr, _pos in partition_entries(response, resolve):
-        if t is None or not isinstance(entry, dict) or not entry.get("records"):
+        if not entry.get("records") and not (
+            edits_empty and "records" in entry and not entry.get("error_code")
+        ):
             continue
         if not rule.match.partition_matches(t, i):
             continue
         edited = entry["records"]
         for a in rule.actions:
-            if isinstance(a, PartialTrailingBatch):
-                new = cut_trailing_batch(edited, _next_batch(server, ctx, body, t, i, edited))
-            elif isinstance(a, CorruptBatch):
-                new = corrupt_first_batch(edited)
-            else:
-                new = None
+            if a.phase_on(call.info.api) != DATA:
+                continue
+            new = a.edit_records(call, t, i, edited)
             if new is not None:
                 edited = new
         if edited is entry["records"]:
             continue  # nothing this rule can edit here
-        if not engine.decide(rule):
+        if decide is not None and not decide(rule, reserve=True):
             return False
         entry["records"] = edited
         return True
     return False
 
 
-def _next_batch(
-    server: ClusterServer,
+def _magic_for(fetch_version: int) -> int:
+    return 0 if fetch_version <= 1 else 1 if fetch_version <= 3 else 2
+
+
+def _previous_batch(
     ctx: RequestContext,
     body: dict[str, Any],
     topic: str,
     idx: int,
-    data: Any,
+    resolve: Callable[[uuid.UUID], str | None],
+) -> bytes | None:
+    """Fetch: the batch holding the offset just before this partition's fetch offset (what
+    the consumer read last), at its original offsets; None at the log start."""
+    t = ctx.cluster.topics.get(topic)
+    if t is None or idx >= len(t.partitions):
+        return None
+    fetch_offset = None
+    for rt, ri, entry, _arr, _pos in partition_entries(body, resolve):
+        if rt == topic and ri == idx and isinstance(entry, dict):
+            fetch_offset = entry.get("fetch_offset")
+    log = t.partitions[idx].log
+    if not isinstance(fetch_offset, int) or not log.log_start_offset < fetch_offset:
+        return None
+    if fetch_offset > log.high_watermark:
+        return None
+    got = log.read(fetch_offset - 1, 1, upto=fetch_offset, magic=_magic_for(ctx.version))
+    return got[0] if got else None
+
+
+def _next_batch(
+    ctx: RequestContext, body: dict[str, Any], topic: str, idx: int, data: Any
 ) -> bytes | None:
     """The batch after the last one in ``data`` (Fetch), if the log has it for this reader."""
-    t = server.state.topics.get(topic)
+    t = ctx.cluster.topics.get(topic)
     if t is None or idx >= len(t.partitions):
         return None
     raw = b"".join(data) if isinstance(data, list | tuple) else bytes(data)

@@ -8,20 +8,24 @@ first reachable bootstrap address and opens one listener per upstream broker on
 connection to broker N upstream; two tasks then relay frames, one per direction:
 
 * client to upstream: each request frame is decoded with the project's codec (at the version
-  the client sent) for the traffic log and the fault rules. What the rules ask for happens
-  here: a delay or a dropped connection before processing, a request never answered, a
-  request-level error answered by the proxy itself (the request never reaches Kafka), and a
-  partition-level error on an API that changes state (Produce, OffsetCommit, ...), for which
-  the request is re-encoded without the claimed partitions, so Kafka never applies them,
-  and the answer merges their errors in. Everything else goes upstream byte for byte.
+  the client sent) for the traffic log and the fault rules. Faults go through the broker's
+  own fault phases (``server/faults.py``, a :class:`ProxyCall` being the actions' call
+  interface), with "the handler" meaning Kafka upstream: the ``BEFORE`` and ``INSTEAD``
+  actions run here (a delay, a dropped connection, a request never answered, an answer the
+  proxy makes itself so the request never reaches Kafka, partitions claimed with an
+  error); for an API that changes state (Produce, OffsetCommit, ...) the request is
+  re-encoded without the claimed partitions, so Kafka never applies them, and the answer
+  merges their errors in. Everything else goes upstream byte for byte.
 * upstream to client: responses come back in request order (Kafka answers one request at a
   time per connection), so a queue of what was sent tells which request each answers. Every
   broker address in an answer (Metadata, FindCoordinator, DescribeCluster, the leader
   endpoints of Produce and Fetch, ...: any entry with a node id, a host and a port) is
   rewritten to the proxy's listener for that broker, so clients never bypass the proxy; a
-  broker seen for the first time gets a listener then. Partition-level errors on read-only
-  APIs are written into the answer, throttles set ``throttle_time_ms``, and a delay or a
-  dropped connection after processing happen before the answer is sent.
+  broker seen for the first time gets a listener then. The ``AFTER``, ``DATA`` and
+  ``CONNECTION`` actions run on Kafka's answer (partition errors written in, record data
+  edited, ``throttle_time_ms`` set and the client muted, a delay or a drop after
+  processing) before it is sent. A rule counts as fired once the answer carrying it is
+  sent (or the connection closed by it), as on the broker.
 
 Security: the proxy reaches the upstream over TCP or TLS (``server/upstream.py``) and can
 offer its own TLS listeners to clients (``server/tls.py``, a throwaway CA as a Cluster's).
@@ -32,9 +36,10 @@ discovery. SaslHandshake v0 (the unframed exchange of clients older than Kafka 1
 supported.
 
 Nothing here keeps Kafka's state: topics, offsets and groups live upstream. Requests the
-codec cannot decode are relayed untouched. Not yet: the data-editing actions (partial
-trailing batch, corrupt batch). The cluster verbs of ``mockkafka.Proxy`` use this server's
-emulation hooks (:meth:`ProxyServer.stop_broker`, :meth:`isolate`, ``api_caps``).
+codec cannot decode are relayed untouched. A partial trailing batch can only cut the
+answer's own last batch, and ``duplicate`` has no earlier batch to repeat (the log is
+upstream). The cluster verbs of ``mockkafka.Proxy`` use this server's emulation hooks
+(:meth:`ProxyServer.stop_broker`, :meth:`isolate`, ``api_caps``).
 """
 
 from __future__ import annotations
@@ -44,31 +49,31 @@ import struct
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NoReturn
 
 import trio
 
-from mockkafka.errors import ConfigError, MockKafkaError
+from mockkafka.errors import ConfigError, ErrorCode, MockKafkaError
+from mockkafka.faults.actions import ACTIONS, BEFORE, INSTEAD
 from mockkafka.faults.engine import FaultEngine, Rule
-from mockkafka.faults.error_facts import APPLIED_FIRST
-from mockkafka.faults.inspect import partition_entries, request_info, split_request
-from mockkafka.faults.model import (
-    CustomHandler,
-    Delay,
-    DropConnection,
-    Error,
-    NeverRespond,
-    Observe,
-    Throttle,
-)
+from mockkafka.faults.inspect import request_info
+from mockkafka.faults.model import RequestInfo
 from mockkafka.handlers._errors import build_error_response
+from mockkafka.handlers.base import NO_RESPONSE
 from mockkafka.protocol.apis import API_BY_KEY, Api, response_header_version
 from mockkafka.protocol.codec import codec
 from mockkafka.protocol.framing import ClientConnection, parse_request_header
-from mockkafka.server.faults import (  # partitions a rule claims stay back
-    STATE_CHANGING,
-    _edit_applied,
+from mockkafka.server.faults import (
+    FaultCallBase,
+    after,
+    answers,
+    commit,
+    edit_claimed,
+    merge_split,
+    release,
+    split,
+    splits,
 )
 from mockkafka.server.tls import TlsMaterial
 from mockkafka.server.traffic import Exchange, TrafficLog
@@ -76,11 +81,9 @@ from mockkafka.server.upstream import UpstreamAuthFailed, UpstreamSecurity, logi
 from mockkafka.server.upstream import request as upstream_request
 from mockkafka.server.waits import StateSignal
 
-#: The fault actions the proxy applies to relayed traffic (the scenario loader names a
-#: fault step with any other as one a proxy cannot run).
-PROXY_ACTIONS = frozenset(
-    {Error, Delay, Throttle, DropConnection, NeverRespond, CustomHandler, Observe}
-)
+#: The fault actions a proxy can apply: every one that does not read the partition log
+#: (the scenario loader names a fault step with another as one a proxy cannot run).
+PROXY_ACTIONS = frozenset(c for c in ACTIONS.values() if not c.NEEDS_LOG)
 
 MAX_FRAME = 128 * 1024 * 1024
 #: What ``_request`` returns for a request a rule never answers.
@@ -92,6 +95,75 @@ class UpstreamUnavailable(MockKafkaError, OSError):
     """No upstream bootstrap address answered Metadata: check ``upstream``."""
 
 
+class _Dropped(Exception):
+    """A fault closed the client connection before the request went upstream."""
+
+
+class _Stalled(Exception):
+    """A fault leaves the request (and the connection) unanswered."""
+
+
+class ProxyCall(FaultCallBase):
+    """The :class:`~mockkafka.faults.actions.FaultCall` of one proxied request: the same
+    phases as on the broker (``server/faults.py``), with "run the handler" meaning "send
+    it upstream" and the answer being Kafka's."""
+
+    def __init__(
+        self,
+        proxy: ProxyServer,
+        api: Api,
+        version: int,
+        ex: Exchange,
+        body: dict[str, Any],
+        info: RequestInfo,
+        fired: list[Rule],
+        deferred: list[Rule],
+        mute: Callable[[float], None],
+    ) -> None:
+        super().__init__(proxy.faults, ex, body, info, fired, deferred, proxy.topic_names.get)
+        self._proxy = proxy
+        self._api = api
+        self._mute = mute
+        self.api = api.name
+        self.version = version
+        self.context = None
+
+    def error_body(self, body: dict[str, Any], code: ErrorCode) -> dict[str, Any]:
+        return build_error_response(self._api, self.version, body, int(code))
+
+    async def flush(self) -> None:
+        return None  # answers are relayed as they come
+
+    def close(self, reason: str) -> NoReturn:
+        self.ex.closed_connection = True
+        self._proxy.traffic.completed(self.ex)
+        commit(self)
+        raise _Dropped(reason)
+
+    async def never_respond(self) -> NoReturn:
+        self.ex.no_response = True
+        self._proxy.traffic.completed(self.ex)
+        commit(self)
+        raise _Stalled(self.api)
+
+    def mute(self, seconds: float) -> None:
+        self._mute(seconds)
+
+    def next_batch(self, topic: str, index: int, records: Any) -> bytes | None:
+        return None  # the log is upstream
+
+    def silence(self) -> None:
+        # A blackhole: this connection relays and answers nothing more (as never_respond)
+        # until the client closes it; its next connection meets the rule afresh.
+        self.ex.no_response = True
+        self._proxy.traffic.completed(self.ex)
+        commit(self)
+        raise _Stalled(self.api)
+
+    def record_error(self, exc: BaseException) -> None:
+        self._proxy.errors.append(exc)
+
+
 @dataclass
 class _InFlight:
     """A request sent upstream (or answered here), waiting for its turn to be answered."""
@@ -101,12 +173,8 @@ class _InFlight:
     version: int
     correlation_id: int
     local: bytes | None = None  # the proxy's own answer (the request never went upstream)
-    partition_errors: list[tuple[Rule, Error]] = field(default_factory=list)
     merge_with: dict[str, Any] | None = None  # the request whose claimed partitions to merge
-    # errors Kafka answers after applying the request: the request goes upstream whole
-    applied_errors: list[tuple[Rule, Error]] = field(default_factory=list)
-    info: Any = None
-    actions: list[Any] = field(default_factory=list)
+    call: ProxyCall | None = None  # the fault rules that fired on it
 
 
 def _frame(payload: bytes) -> bytes:
@@ -290,12 +358,20 @@ class ProxyServer:
         close: Callable[[], Any],
     ) -> None:
         reader = _FrameReader(client)
+        muted_until = [0.0]
+
+        def mute(seconds: float) -> None:
+            # KIP-219, as the broker: nothing more is read from the client until then
+            muted_until[0] = max(muted_until[0], trio.current_time() + seconds)
+
         try:
             while True:
                 payload = await reader.read()
                 if payload is None:
                     break
-                out = await self._request(payload, queue, node_id, conn_id)
+                if muted_until[0] > trio.current_time():
+                    await trio.sleep_until(muted_until[0])
+                out = await self._request(payload, queue, node_id, conn_id, mute)
                 if out is None:  # dropped before processing
                     break
                 if out is STALL:  # never answered: nothing more is relayed or answered
@@ -314,6 +390,7 @@ class ProxyServer:
         queue: trio.MemorySendChannel[_InFlight],
         node_id: int,
         conn_id: int,
+        mute_client: Callable[[float], None],
     ) -> bytes | None:
         """What to send upstream for one request frame (b"": nothing; None: stop)."""
         try:
@@ -355,72 +432,52 @@ class ProxyServer:
             size=len(payload) + 4,
             info=info,
         )
-        no_answer = api.name == "Produce" and body.get("acks", 1) == 0
-        fired, _deferred = self.faults.select(info) if self.faults else ([], [])
-        ex.faults.extend(r.name for r in fired)
-        actions = [(r, a) for r in fired for a in r.actions]
-        item = _InFlight(ex, api, v, hdr.correlation_id, actions=[a for _, a in actions], info=info)
-        for _r, a in actions:
-            if isinstance(a, Delay) and a.before_processing:
-                await trio.sleep(a.ms / 1000)
-        for _r, a in actions:
-            if isinstance(a, DropConnection) and not a.after_processing:
-                ex.closed_connection = True
-                self.traffic.completed(ex)
+        no_answer = not answers(api.name, body)
+        item = _InFlight(ex, api, v, hdr.correlation_id)
+        fired, deferred = self.faults.select(info, reserve=True) if self.faults else ([], [])
+        if fired or deferred:
+            item.call = call = ProxyCall(self, api, v, ex, body, info, fired, deferred, mute_client)
+            # The broker's fault phases, with Kafka upstream as the handler.
+            try:
+                await call.run(BEFORE)
+                await call.run(INSTEAD)
+            except _Dropped:
                 return None
-            if isinstance(a, NeverRespond):
-                ex.no_response = True
-                self.traffic.completed(ex)
+            except _Stalled:
                 return STALL
-        for r, a in actions:
-            if isinstance(a, Error) and (api.name, a.code) in APPLIED_FIRST:
-                item.applied_errors.append((r, a))  # Kafka stores the batch, then says this
-            elif isinstance(a, Error):
-                level = a.level
-                if level == "auto":
-                    targeted = info.partitions or info.topics or info.all_topics
-                    level = "partition" if r.match.targets_partitions and targeted else "request"
-                if level == "partition":
-                    item.partition_errors.append((r, a))
-                elif item.local is None:
-                    item.local = self._encode(
-                        api,
-                        v,
-                        hdr.correlation_id,
-                        build_error_response(api, v, body, int(a.error_code)),
-                    )
-            elif isinstance(a, CustomHandler) and item.local is None:
-                answer = a.fn(body, None)
-                if answer is not None:
-                    item.local = self._encode(api, v, hdr.correlation_id, answer)
-        if item.local is not None:
-            if not no_answer:
+            if call.answered:
+                if call.response is NO_RESPONSE or no_answer:
+                    ex.no_response = True
+                    commit(call)
+                    self.traffic.completed(ex)
+                    return b""
+                item.local = self._encode(api, v, hdr.correlation_id, call.response)
                 await queue.send(item)
-            return b""
+                return b""
         out = payload
-        if item.partition_errors and api.name in STATE_CHANGING:
-            claimed = lambda t, i: self._claim(item.partition_errors, t, i) is not None  # noqa: E731
-            reduced, remaining = split_request(body, claimed, self.topic_names.get)
+        claimed = item.call
+        if claimed is not None and claimed.claims and splits(claimed):
+            call = claimed
+            reduced, remaining = split(call, body)
             item.merge_with = body
             if not remaining:
-                merged = build_error_response(api, v, body, 0)
-                self._merge(item, merged, None)
-                if not no_answer:
-                    await queue.send(
-                        _InFlight(
-                            ex,
-                            api,
-                            v,
-                            hdr.correlation_id,
-                            local=self._encode(api, v, hdr.correlation_id, merged),
-                        )
-                    )
+                merged = merge_split(call, body, None)
+                if no_answer:
+                    ex.no_response = True
+                    commit(call)
+                    self.traffic.completed(ex)
+                    return b""
+                item.local = self._encode(api, v, hdr.correlation_id, merged)
+                item.merge_with = None
+                await queue.send(item)
                 return b""
             out = payload[:pos] + codec(api.request_name, v).encode(reduced)
         if not no_answer:
             await queue.send(item)
         elif ex is not None:
             ex.no_response = True
+            if item.call is not None:
+                commit(item.call)
             self.traffic.completed(ex)
         return out
 
@@ -432,6 +489,7 @@ class ProxyServer:
         close: Callable[[], Any],
     ) -> None:
         reader = _FrameReader(upstream)
+        item: _InFlight | None = None
         try:
             async for item in queue:
                 if item.local is not None:
@@ -442,26 +500,45 @@ class ProxyServer:
                     if payload is None:
                         break
                     payload, body = await self._response(payload, item)
+                call = item.call
+                if call is not None and item.local is not None:
+                    # answered here: the AFTER/DATA/CONNECTION phases on the local answer
+                    call.response = self._decode_response(item, item.local)
+                    payload = item.local = await self._after_faults(item, call.response)
                 if item.ex is not None:
                     if body is not None:
                         item.ex.response = body
                     item.ex.response_time_ms = self.now_ms()
-                for a in item.actions:
-                    if isinstance(a, Delay) and not a.before_processing:
-                        await trio.sleep(a.ms / 1000)
-                if any(isinstance(a, DropConnection) and a.after_processing for a in item.actions):
+                if call is not None and call.drop_after:
                     if item.ex is not None:
                         item.ex.closed_connection = True
+                        commit(call)
                         self.traffic.completed(item.ex)
                     break
                 assert payload is not None
+                if call is not None:
+                    # handed to the connection, as on the broker: counted before the client
+                    # can read it (a test that saw the answer sees the count)
+                    commit(call)
                 await client.send_all(_frame(payload))
                 if item.ex is not None:
                     if item.local is not None and item.ex.response is None:
                         item.ex.response = self._decode_response(item, item.local)
                     self.traffic.completed(item.ex, len(payload) + 4)
+                item.call = None
         except (trio.BrokenResourceError, trio.ClosedResourceError, MockKafkaError):
             pass
+        finally:
+            # answers that never went out: their faults did not reach the client
+            leftovers = [item] if item is not None else []
+            while True:
+                try:
+                    leftovers.append(queue.receive_nowait())
+                except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                    break
+            for left in leftovers:
+                if left.call is not None:
+                    release(left.call)
         await close()
 
     async def _response(
@@ -482,28 +559,43 @@ class ProxyServer:
         self._learn_topics(body)
         if api.name == "ApiVersions" and self.api_caps:
             changed = self._cap_versions(body) or changed
-        if item.merge_with is not None:
-            merged = build_error_response(api, item.version, item.merge_with, 0)
-            self._merge(item, merged, body)
-            body, changed = merged, True
-        elif item.partition_errors:
-            for t, i, entry, _arr, _pos in partition_entries(body, self.topic_names.get):
-                claim = self._claim(item.partition_errors, t, i)
-                if claim is not None and isinstance(entry, dict):
-                    entry["error_code"] = int(claim.error_code)
-                    if "records" in entry:
-                        entry["records"] = b""
-                    changed = True
-        if item.applied_errors:
-            _edit_applied(item.info, body, item.applied_errors, self.topic_names.get)
+        call = item.call
+        if call is not None:
+            if item.merge_with is not None:
+                body = merge_split(call, item.merge_with, body)
+            elif call.claims:
+                edit_claimed(call, body)
+            call.response = body
+            await after(call, self.faults)
+            body = call.response
             changed = True
-        for a in item.actions:
-            if isinstance(a, Throttle) and "throttle_time_ms" in body:
-                body["throttle_time_ms"] = a.ms
-                changed = True
         if changed:
             payload = payload[:pos] + c.encode(body)
         return payload, body
+
+    async def _after_faults(self, item: _InFlight, body: Any) -> bytes:
+        """The AFTER/DATA/CONNECTION phases on an answer the proxy made itself."""
+        assert item.call is not None and item.api is not None and item.local is not None
+        if not isinstance(body, dict):
+            return item.local
+        item.call.response = body
+        await after(item.call, self.faults)
+        return self._encode(item.api, item.version, item.correlation_id, item.call.response)
+
+    def _encode(self, api: Api, version: int, correlation_id: int, body: dict[str, Any]) -> bytes:
+        hv = response_header_version(api.key, version)
+        header = struct.pack(">i", correlation_id) + (b"\x00" if hv >= 1 else b"")
+        return header + codec(api.response_name, version).encode(body)
+
+    def _decode_response(self, item: _InFlight, payload: bytes) -> dict[str, Any] | None:
+        if item.api is None:
+            return None
+        pos = 4 if response_header_version(item.api.key, item.version) == 0 else 5
+        try:
+            body, _ = codec(item.api.response_name, item.version).decode(payload, pos)
+        except Exception:
+            return None
+        return body
 
     # -- emulated cluster verbs (run on the proxy's loop) -------------------------------------
 
@@ -559,47 +651,6 @@ class ProxyServer:
                 kept.append({**k, "max_version": min(cap, k["max_version"])})
         body["api_keys"] = kept
         return True
-
-    def _merge(self, item: _InFlight, merged: dict[str, Any], real: dict[str, Any] | None) -> None:
-        """Claimed partitions get their rule's error, the others Kafka's answer."""
-        real_entries: dict[tuple[str | None, int], Any] = {}
-        if real is not None:
-            for t, i, entry, _arr, _pos in partition_entries(real, self.topic_names.get):
-                real_entries[(t, i)] = entry
-        for t, i, _entry, arr, pos in partition_entries(merged, self.topic_names.get):
-            claim = self._claim(item.partition_errors, t, i)
-            if claim is not None:
-                arr[pos]["error_code"] = int(claim.error_code)
-            elif (t, i) in real_entries:
-                arr[pos] = real_entries[(t, i)]
-        if real is not None:
-            for k, val in real.items():
-                if not (k in merged and isinstance(val, list)):
-                    merged[k] = val
-
-    @staticmethod
-    def _claim(errors: list[tuple[Rule, Error]], topic: str | None, idx: int) -> Error | None:
-        if topic is None:
-            return None
-        for r, a in errors:
-            if r.match.partition_matches(topic, idx):
-                return a
-        return None
-
-    def _encode(self, api: Api, version: int, correlation_id: int, body: dict[str, Any]) -> bytes:
-        hv = response_header_version(api.key, version)
-        header = struct.pack(">i", correlation_id) + (b"\x00" if hv >= 1 else b"")
-        return header + codec(api.response_name, version).encode(body)
-
-    def _decode_response(self, item: _InFlight, payload: bytes) -> dict[str, Any] | None:
-        if item.api is None:
-            return None
-        pos = 4 if response_header_version(item.api.key, item.version) == 0 else 5
-        try:
-            body, _ = codec(item.api.response_name, item.version).decode(payload, pos)
-        except Exception:
-            return None
-        return body
 
     async def _rewrite_addresses(self, obj: Any) -> bool:
         """Point every broker address in ``obj`` at the proxy; True if any changed."""

@@ -34,7 +34,7 @@ import math
 import os
 import socket
 import traceback
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Hashable
 from typing import Any
 
 import trio
@@ -45,12 +45,8 @@ from mockkafka.cluster.state import TIMERS_CHANGED, ClusterState
 from mockkafka.cluster.violations import classify
 from mockkafka.cluster.violations import note as note_violation
 from mockkafka.errors import ErrorCode, ListenError
-from mockkafka.faults.inspect import request_info
-from mockkafka.handlers._quotas import THROTTLED_UNTIL, apply_quotas
-from mockkafka.handlers.authz import gate
+from mockkafka.faults.engine import engine_of
 from mockkafka.handlers.base import (
-    NO_RESPONSE,
-    HandlerSpec,
     Park,
     RequestContext,
     error_response,
@@ -58,35 +54,25 @@ from mockkafka.handlers.base import (
     served_versions,
 )
 from mockkafka.handlers.sasl_authenticate import SASL_FAILED, sasl_step
-from mockkafka.handlers.sasl_handshake import PRINCIPAL, SASL_EXCHANGE, SESSION_EXPIRES, UNFRAMED
+from mockkafka.handlers.sasl_handshake import PRINCIPAL, SASL_EXCHANGE, UNFRAMED
 from mockkafka.protocol.apis import API_BY_NAME, API_VERSIONS_KEY
 from mockkafka.protocol.errors import ProtocolError
 from mockkafka.protocol.framing import NEED_DATA, Request, SaslToken, ServerConnection
 from mockkafka.server.connection import RECEIVE_SIZE, CloseConnection, Connection
-from mockkafka.server.faults import apply_faults, topic_resolver
+from mockkafka.server.dispatch import NEGOTIATED, dispatch
 from mockkafka.server.limits import (
     BIG_FRAME,
     QueuedBytes,
     accept_connections,
-    costly_blobs,
     keep_error,
     release_memory,
-    validate_produce_off_loop,
 )
 from mockkafka.server.tls import TLS_PRINCIPAL, TlsMaterial, subject_dn
 from mockkafka.server.traffic import Exchange, TrafficLog
 from mockkafka.server.waits import StateSignal
 
-NEGOTIATED = "api_versions_negotiated"
-"""``Connection.state`` key: the ranges this connection's ApiVersions answer listed."""
-
 log = logging.getLogger("mockkafka.server")
 
-PRODUCE_KEY = API_BY_NAME["Produce"].key
-#: What a client may send on a SASL listener before it is authenticated (as in Kafka).
-BEFORE_AUTH = frozenset(
-    API_BY_NAME[n].key for n in ("ApiVersions", "SaslHandshake", "SaslAuthenticate")
-)
 FLUSH_SIZE = 1024 * 1024  # send held responses once they are this large
 # A connection's first requests come in a quick chain (ApiVersions, Metadata, then what the
 # client connected for). After answering a Metadata among them, the broker reads what has
@@ -94,12 +80,6 @@ FLUSH_SIZE = 1024 * 1024  # send held responses once they are this large
 # in-process, a GIL hand-off, and other clients' timing is left as it was).
 PEEK_REQUESTS = 3
 METADATA_KEY = API_BY_NAME["Metadata"].key
-
-# A fault hook sees each request before the handler and may answer instead, or change the
-# response. It returns None to let the request through untouched. See faults/.
-FaultHook = Callable[
-    ["ClusterServer", Connection, RequestContext, Request, Exchange], Awaitable[Any]
-]
 
 
 class ClusterServer:
@@ -136,7 +116,7 @@ class ClusterServer:
             if cfg.security_protocol in TLS_PROTOCOLS
             else None
         )
-        self._sasl = cfg.security_protocol in SASL_PROTOCOLS
+        self.sasl = cfg.security_protocol in SASL_PROTOCOLS
         #: True once every broker listened (ports are known).
         self.started = False
         self.connections: dict[int, Connection] = {}
@@ -147,7 +127,9 @@ class ClusterServer:
         self._nursery: trio.Nursery | None = None
         self._timer_wake = trio.Event()
         self.handlers = load_handlers()
-        self.fault_hook: FaultHook | None = apply_faults
+        #: The fault rules consulted for every request (the server owns the engine; the
+        #: cluster's events reach it through the state's notification).
+        self.faults = engine_of(state)
         state.add_waker(self._wake)
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -272,7 +254,7 @@ class ClusterServer:
             try:
                 self.state.run_timers()
             except Exception as exc:
-                self._record_error(exc)
+                self.record_error(exc)
             self.signal.notify()
 
     async def wait_for_keys(self, keys: tuple[Hashable, ...], deadline_ms: int) -> bool:
@@ -421,7 +403,7 @@ class ClusterServer:
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
         except Exception as exc:  # a bug: keep it for the test, drop only this connection
-            self._record_error(exc)
+            self.record_error(exc)
         finally:
             self.connections.pop(cid, None)
             self.state.groups.connection_closed(cid)
@@ -516,162 +498,15 @@ class ClusterServer:
             view.release()
             conn.idle_since = busy if busy is None else trio.current_time()
 
-    # -- dispatch -------------------------------------------------------------------------------
+    # -- dispatch (the stages are in server/dispatch.py) ------------------------------------
 
     async def dispatch(self, conn: Connection, req: Request) -> bytes | None:
         """Handle one request; returns the response frame, or None for no response."""
-        if not self.state.brokers[conn.broker_id].running:
-            # Stopped while this request was already read: its connection is being
-            # cancelled; a stopped broker answers nothing more.
-            raise CloseConnection(f"broker {conn.broker_id} is stopped")
-        hdr = req.header
-        if conn.muted_until:
-            # KIP-219: a throttled connection is not read until its throttle time is over.
-            wait = conn.muted_until - trio.current_time()
-            if wait > 0:
-                await self.flush(conn)
-                await trio.sleep(wait)
-            conn.muted_until = 0.0
-        quota_until = conn.state.pop(THROTTLED_UNTIL, None)
-        if quota_until is not None and quota_until > self.state.now_ms():
-            await trio.sleep((quota_until - self.state.now_ms()) / 1000)  # over quota
-        now = self.state.now_ms()
-        spec = self.handlers.get(hdr.api_key)
-        advertised = served_versions(self.state).get(hdr.api_key)
-        if hdr.api_key == API_VERSIONS_KEY and advertised is None:
-            # A release preset older than 0.10 has no ApiVersions: close, as those brokers did.
-            raise CloseConnection(
-                f"ApiVersions is not served by Kafka {self.state.config.kafka_version}"
-            )
-        if hdr.api_key == API_VERSIONS_KEY and (
-            req.body is None
-            or advertised is None
-            or not advertised[0] <= hdr.api_version <= advertised[1]
-        ):
-            return self._unsupported_api_versions(conn, req)
-        if req.body is None or spec is None or advertised is None:
-            raise CloseConnection(str(req.error or f"no handler for {req.api_name}"))
-        if not advertised[0] <= hdr.api_version <= advertised[1]:
-            negotiated: dict[int, tuple[int, int]] | None = conn.state.get(NEGOTIATED)
-            told = None if negotiated is None else negotiated.get(hdr.api_key)
-            if told is None or not told[0] <= hdr.api_version <= told[1]:
-                # (A version this connection was told, since capped, is not the client's fault.)
-                note_violation(
-                    self.state,
-                    "version-not-served" if negotiated is None else "version-not-negotiated",
-                    f"{req.api_name} v{hdr.api_version}, but "
-                    + (
-                        f"the broker serves v{advertised[0]}-v{advertised[1]}"
-                        if negotiated is None
-                        else "this connection's ApiVersions answer listed "
-                        + (f"v{told[0]}-v{told[1]}" if told else f"no {req.api_name}")
-                    ),
-                    api=req.api_name,
-                    version=hdr.api_version,
-                    broker_id=conn.broker_id,
-                    connection_id=conn.id,
-                    client_id=hdr.client_id,
-                )
-            raise CloseConnection(
-                f"{req.api_name} v{hdr.api_version} not served (advertised {advertised})"
-            )
-        if self._sasl and hdr.api_key not in BEFORE_AUTH:
-            if PRINCIPAL not in conn.state:
-                note_violation(
-                    self.state,
-                    "request-before-sasl",
-                    f"{req.api_name} before SASL authentication completed (Kafka closes the "
-                    "connection: ILLEGAL_SASL_STATE)",
-                    api=req.api_name,
-                    version=hdr.api_version,
-                    broker_id=conn.broker_id,
-                    connection_id=conn.id,
-                    client_id=hdr.client_id,
-                )
-                raise CloseConnection(f"{req.api_name} before SASL authentication")
-            expires = conn.state.get(SESSION_EXPIRES)
-            if expires is not None and now > expires:  # KIP-368: not re-authenticated
-                raise CloseConnection(f"{req.api_name} after the SASL session expired")
-        ctx = RequestContext(
-            cluster=self.state,
-            broker_id=conn.broker_id,
-            connection_id=conn.id,
-            header=hdr,
-            api=spec.api,
-            now_ms=now,
-            connection_state=conn.state,
-            peer=conn.peer,
-            principal=self._principal(conn),
-        )
-        # What traffic filters match on; without recording only fault rules need it, and
-        # the fault hook works it out when a rule is there to see it.
-        info = (
-            request_info(
-                spec.api.name,
-                hdr.api_version,
-                req.body,
-                broker_id=conn.broker_id,
-                connection_id=conn.id,
-                client_id=hdr.client_id,
-                resolve=topic_resolver(self.state),
-            )
-            if self.traffic.enabled
-            else None
-        )
-        if hdr.api_key == PRODUCE_KEY:
-            costly = costly_blobs(req.body)
-            if costly:
-                await validate_produce_off_loop(ctx, costly)
-        ex = self.traffic.start(
-            time_ms=now,
-            broker_id=conn.broker_id,
-            connection_id=conn.id,
-            client_id=hdr.client_id,
-            api=spec.api.name,
-            api_key=hdr.api_key,
-            version=hdr.api_version,
-            correlation_id=hdr.correlation_id,
-            request=req.body,
-            size=req.size,
-            info=info,
-            frame=req.frame or None,
-            body_offset=req.body_offset,
-        )
-        if self.fault_hook is not None:
-            return await self.fault_hook(self, conn, ctx, req, ex)  # type: ignore[no-any-return]
-        response = await self.run_handler(spec, ctx, req.body)
-        return self.finish(ex, ctx, response)
+        return await dispatch(self, conn, req)
 
-    async def run_handler(
-        self, spec: HandlerSpec, ctx: RequestContext, body: dict[str, Any]
-    ) -> Any:
-        """Run a handler to completion (following Park), turning bugs into an error reply."""
-        try:
-            finish = None
-            if self.state.config.authorizer:  # the one check per request when ACLs are off
-                refusal, body, finish = gate(ctx, body)
-                if refusal is not None:
-                    if ctx.api.key == PRODUCE_KEY and body.get("acks") == 0:
-                        # No response to carry the error: Kafka closes the connection.
-                        raise CloseConnection("Produce with acks=0 refused by the authorizer")
-                    return refusal
-            result = spec.fn(ctx, body)
-            self.signal.notify()
-            while isinstance(result, Park):
-                timed_out = await self._park(ctx, result)
-                ctx.now_ms = self.state.now_ms()
-                result = result.resume(timed_out)
-                self.signal.notify()
-            if finish is not None:
-                result = finish(result)
-            apply_quotas(ctx, body, result)
-        except (trio.Cancelled, CloseConnection):
-            raise
-        except Exception as exc:
-            self._record_error(exc)
-            self.signal.notify()
-            return error_response(ctx, body, ErrorCode.UNKNOWN_SERVER_ERROR)
-        return result
+    def notify(self) -> None:
+        """Wake waits after a request step changed state (dispatch's Host)."""
+        self.signal.notify()
 
     def _unframed_sasl(
         self, conn: Connection, codec: ServerConnection, token: SaslToken
@@ -689,14 +524,14 @@ class ClusterServer:
             codec.unframed_sasl = False
         return ServerConnection.encode_sasl_token(out)
 
-    def _principal(self, conn: Connection) -> str:
+    def principal(self, conn: Connection) -> str:
         """Who the client is: ``User:<name>`` after SASL, ``User:<certificate subject>``
         for a TLS client certificate on an SSL listener (Kafka's default principal
         builder, e.g. ``User:CN=client,O=...``), else ``User:ANONYMOUS``."""
         named = conn.state.get(PRINCIPAL) or conn.state.get(TLS_PRINCIPAL)
         if named is not None:
             return str(named)
-        if not self._sasl and isinstance(conn.stream, trio.SSLStream):
+        if not self.sasl and isinstance(conn.stream, trio.SSLStream):
             try:
                 cert = conn.stream.getpeercert()
             except (trio.NeedHandshakeError, ValueError):
@@ -707,7 +542,7 @@ class ClusterServer:
                 return principal
         return "User:ANONYMOUS"
 
-    async def _park(self, ctx: RequestContext, park: Park) -> bool:
+    async def park(self, ctx: RequestContext, park: Park) -> bool:
         """Wait as ``park`` says, watching the connection: a client that disconnects ends
         the wait at once (CloseConnection), so its socket is not held until data arrives.
         Bytes the client sends meanwhile (a pipelined request) are kept for later; the
@@ -740,19 +575,14 @@ class ClusterServer:
             raise CloseConnection("the client disconnected while its request was parked")
         return timed_out
 
-    def finish(self, ex: Exchange, ctx: RequestContext, response: Any) -> bytes | None:
-        """Record ``response`` in traffic and encode it (None for NO_RESPONSE)."""
-        ex.response_time_ms = self.state.now_ms()
-        if response is NO_RESPONSE:
-            ex.no_response = True
-            self.traffic.completed(ex)
-            return None
+    def encode(self, ex: Exchange, ctx: RequestContext, response: Any) -> bytes:
+        """Record ``response`` in traffic and encode it (dispatch's finish stage)."""
         ex.response = response
         self._note_violations(ex, ctx, response)
         try:
             out = ServerConnection.encode_response(ctx.header, response)
         except Exception as exc:  # a custom fault handler built an unencodable response
-            self._record_error(exc)
+            self.record_error(exc)
             ex.response = error_response(ctx, ex.request or {}, ErrorCode.UNKNOWN_SERVER_ERROR)
             out = ServerConnection.encode_response(ctx.header, ex.response)
         self.traffic.completed(ex, len(out), out)
@@ -781,7 +611,7 @@ class ClusterServer:
                 client_id=ex.client_id,
             )
 
-    def _unsupported_api_versions(self, conn: Connection, req: Request) -> bytes:
+    def unsupported_api_versions(self, conn: Connection, req: Request) -> bytes:
         body = {
             "error_code": ErrorCode.UNSUPPORTED_VERSION,
             "api_keys": [
@@ -806,7 +636,8 @@ class ClusterServer:
         self.traffic.completed(ex)
         return ServerConnection.encode_response(req.header, body, version=0)
 
-    def _record_error(self, exc: BaseException) -> None:
+    def record_error(self, exc: BaseException) -> None:
+        """Keep an exception raised inside the broker for the test (see the module doc)."""
         log.error("error inside the broker:\n%s", "".join(traceback.format_exception(exc)))
         if not keep_error(self.errors, exc):
             self.errors_dropped += 1

@@ -25,6 +25,7 @@ from typing import Any
 import hypothesis.strategies as st
 from hypothesis.errors import InvalidArgument
 
+from mockkafka.faults.actions import SCENARIO_ACTIONS
 from mockkafka.faults.coverage import action_kind
 from mockkafka.faults.error_facts import (
     CLIENT_APIS,
@@ -50,7 +51,8 @@ from mockkafka.strategies._common import (
     named,
 )
 
-#: Fault actions a plan can hold (the action keys of a ``fault:`` step).
+#: Fault actions a plan can hold (the action keys of a ``fault:`` step, from the action
+#: registry ``mockkafka/faults/actions/``).
 FAULT_KINDS = FAULT_ACTION_KEYS
 #: Cluster verbs a plan can hold (``docs/vocabulary.md``); each is drawn only where the
 #: plan's resources let it mean something.
@@ -72,8 +74,7 @@ VERBS = FAULT_KINDS + CLUSTER_VERBS
 #: losing acknowledged data or hanging (hangs, corruption, fencing, truncation, retention,
 #: markers held back).
 RISKY_VERBS = (
-    "never_respond",
-    "corrupt_batch",
+    *(n for n, c in SCENARIO_ACTIONS.items() if c.RISKY),
     "fence_producer",
     "delay_transaction_markers",
     "truncate_log",
@@ -81,7 +82,6 @@ RISKY_VERBS = (
 )
 #: Drawn unless ``verbs=`` says otherwise.
 DEFAULT_VERBS = tuple(v for v in VERBS if v not in RISKY_VERBS)
-_DATA_FAULTS = ("partial_trailing_batch", "corrupt_batch")  # Fetch responses only
 _GROUP_APIS = ("OffsetCommit", "OffsetFetch", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup")
 _TOPIC_APIS = ("Produce", "Fetch", "ListOffsets", "Metadata", "OffsetForLeaderEpoch")
 
@@ -340,12 +340,8 @@ def _step_kinds(space: _Space) -> list[str]:
     """Which verbs can make a step in this space."""
     out = []
     for v in space.verbs:
-        if v == "error":
-            ok = any(_error_choices(space, a) for a in space.apis)
-        elif v in _DATA_FAULTS:
-            ok = "Fetch" in space.apis
-        elif v in FAULT_KINDS:
-            ok = bool(space.apis)
+        if v in FAULT_KINDS:
+            ok = bool(_fault_apis(space, v))
         elif v in ("move_leader", "set_isr"):
             ok = space.brokers > 1
         elif v == "move_coordinator":
@@ -471,14 +467,30 @@ def _step(draw: st.DrawFn, space: _Space, kinds: list[str]) -> dict[str, Any]:
     return {kind: {"transactional_id": draw(st.sampled_from(space.transactional_ids))}}
 
 
+def _fault_apis(space: _Space, kind: str) -> list[str]:
+    """The APIs a fault of ``kind`` can be drawn on (the action's ``APIS``; errors where
+    the error table has a choice)."""
+    if kind == "error":
+        return [a for a in space.apis if _error_choices(space, a)]
+    can = SCENARIO_ACTIONS[kind].APIS
+    return [a for a in space.apis if can is None or a in can]
+
+
+def _arg_values(draw: st.DrawFn, space: _Space, schema: dict[str, Any] | None) -> Any:
+    """A value for an action argument, drawn from its JSON Schema (``arg(schema=...)``)."""
+    schema = schema or {}
+    if "enum" in schema:
+        return draw(st.sampled_from(schema["enum"]))
+    if schema.get("type") == "boolean":
+        return draw(st.booleans())
+    if schema.get("type") == "integer":
+        return draw(_ms(space))
+    raise InvalidArgument(f"fault_plans cannot draw a value for {schema!r}")
+
+
 @st.composite
 def _fault(draw: st.DrawFn, space: _Space, kind: str) -> dict[str, Any]:
-    if kind == "error":
-        apis = [a for a in space.apis if _error_choices(space, a)]
-    elif kind in _DATA_FAULTS:
-        apis = ["Fetch"]
-    else:
-        apis = list(space.apis)
+    apis = _fault_apis(space, kind)
     api = draw(st.sampled_from(apis))
     fault: dict[str, Any] = {"on": api}
     if api in _TOPIC_APIS and draw(st.booleans()):
@@ -493,10 +505,14 @@ def _fault(draw: st.DrawFn, space: _Space, kind: str) -> dict[str, Any]:
         fault[trigger] = draw(st.integers(2, 3))
     if kind == "error":
         fault["error"] = draw(st.sampled_from(_error_choices(space, api)))
-    elif kind in ("delay", "throttle"):
-        fault[kind] = {"ms": draw(_ms(space))}
-    elif kind == "drop_connection":
-        fault[kind] = {"after_processing": True} if draw(st.booleans()) else True
-    else:
-        fault[kind] = True
+        return fault
+    # Required arguments always, optional ones the action lets fuzzing draw only when
+    # they differ from their default (so a plan prints as the shortest YAML).
+    args: dict[str, Any] = {}
+    for a in SCENARIO_ACTIONS[kind].args():
+        if a.required or a.fuzz:
+            value = _arg_values(draw, space, a.schema)
+            if a.required or value != a.default:
+                args[a.name] = value
+    fault[kind] = args or True
     return fault

@@ -369,7 +369,8 @@ def test_only_one_response_replacing_rule_fires_per_request() -> None:
     assert fired == [a, c] and deferred == []
     assert b.matched == 0
     data_rule = faults.on("*").partial_trailing_batch()
-    assert engine.select(PRODUCE_ORDERS_0)[1] == [data_rule]
+    assert engine.select(PRODUCE_ORDERS_0)[1] == []  # its action acts on Fetch only
+    assert engine.select(RequestInfo(api="Fetch"))[1] == [data_rule]
     assert data_rule.matched == 0  # decided only once a response with records exists
 
 

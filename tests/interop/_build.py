@@ -141,6 +141,12 @@ def build_java_share_admin(version: str) -> Program:
     return _build_java(version, ("src", "share-admin-src"), "ShareAdmin")
 
 
+def build_java_actions(version: str) -> Program:
+    """``java/actions-src`` (a consumer reading edited Fetch answers, a group member that
+    can be blackholed), run as ``FaultActions``; skips as :func:`build_java` does."""
+    return _build_java(version, ("actions-src",), "FaultActions")
+
+
 def build_java_wire(version: str) -> Program:
     """``java/wire-src`` (Kafka's message classes read and re-write our bytes), run as
     ``WireCheck``; skips as :func:`build_java` does."""

@@ -51,6 +51,7 @@ def test_idempotent_producer_with_five_in_flight_survives_errors_and_lost_acks(
     result = java.run("produce", cluster.bootstrap_servers, topic, "400", "true")
     assert result == {"acked": 400}
     assert errors.fired == 1 and lost.fired == 1
+    assert len(cluster.traffic.requests("Produce", with_error="NOT_LEADER_OR_FOLLOWER")) == 1
     held = values(cluster, topic)
     assert sorted(held, key=lambda v: int(v[1:])) == [f"v{i}" for i in range(400)]
     assert held == [f"v{i}" for i in range(400)]  # in order despite 5 requests in flight
@@ -180,6 +181,12 @@ def test_consumer_rides_out_fetch_faults(
     ]
     assert sorted(seen) == sorted(f"v{i}" for i in range(80))
     assert rule.fired == 2
+    # fired counts only faults that reached the client: one exchange per firing (with
+    # the error in its response for error rules, through the consumer's fetch session)
+    assert len(cluster.traffic.requests("Fetch", fault=rule)) == rule.fired
+    if fault == "error":
+        carrying = cluster.traffic.requests("Fetch", with_error="NOT_LEADER_OR_FOLLOWER")
+        assert len(carrying) == rule.fired
 
 
 def test_producer_rides_out_throttling(java_newest: Program, cluster: mockkafka.Cluster) -> None:

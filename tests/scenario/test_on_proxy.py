@@ -40,7 +40,7 @@ topics:
 steps:
   - fault: {name: slow, on: Fetch, delay: {ms: 10}}
   - set_isr: {topic: orders, partition: 0, to: [1]}
-  - fault: {name: cut, on: Fetch, partial_trailing_batch: true}
+  - fault: {name: again, on: Fetch, duplicate: true}
   - after: {event: {event: leader_moved}}
     stop_broker: {broker: 1}
   - truncate_log: {topic: orders, partition: 0, to_offset: 0}
@@ -52,8 +52,9 @@ steps:
     lines = str(err.value).splitlines()
     assert "(4 problem(s))" in lines[0]
     assert lines[1].startswith("  mixed.yaml:6: step 2 set_isr: set_isr needs the in-process")
-    assert lines[2].startswith("  mixed.yaml:7: step 3 fault: fault 'cut': the proxy does not")
-    assert "PartialTrailingBatch" in lines[2]
+    assert lines[2].startswith(
+        "  mixed.yaml:7: step 3 fault: fault 'again': duplicate reads the partition log"
+    )
     assert lines[3].startswith("  mixed.yaml:8: step 4 stop_broker: after: {'event':")
     assert lines[4].startswith("  mixed.yaml:10: step 5 truncate_log: truncate_log needs")
     assert "orders" not in proxy.topics()  # refused before setup

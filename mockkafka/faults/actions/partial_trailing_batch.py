@@ -1,0 +1,28 @@
+"""``partial_trailing_batch``: end a Fetch partition's records with a cut batch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from mockkafka.faults.actions._base import DATA, RECORD_RESPONSE_APIS, Action, FaultCall
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class PartialTrailingBatch(Action):
+    """Fetch: end a matching partition's records with a batch cut mid-record (as a broker
+    does when ``max_bytes`` runs out). Fires only on responses with records to cut."""
+
+    NAME: ClassVar[str] = "partial_trailing_batch"
+    PHASE: ClassVar[str] = DATA
+    ORDER: ClassVar[int] = 60
+    APIS: ClassVar[tuple[str, ...] | None] = RECORD_RESPONSE_APIS
+
+    @classmethod
+    def coverage_details(cls, api: str) -> tuple[str, ...]:
+        return ("",) if api == "Fetch" else ()
+
+    def edit_records(self, call: FaultCall, topic: str, index: int, records: Any) -> Any:
+        from mockkafka.faults.inspect import cut_trailing_batch
+
+        return cut_trailing_batch(records, call.next_batch(topic, index, records))
