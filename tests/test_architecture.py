@@ -62,20 +62,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
 )
 
-# Imports that break the rules today and are being removed on another branch. Each entry is
-# (importing module, imported module): the edge is left out of both checks. The lead deletes
-# this list when the branch that moves the fault engine out of cluster/state.py (into the
-# server's dispatch stages) is merged; nothing else belongs here.
-KNOWN_EXCEPTIONS: frozenset[tuple[str, str]] = frozenset(
-    {
-        # cluster/state.py holds the fault engine (the server will own it).
-        ("mockkafka.cluster.state", "mockkafka.faults.engine"),
-        # The fault engine waits with the server's Waits (moves with the engine).
-        ("mockkafka.faults.engine", "mockkafka.server.waits"),
-        # server/faults.py <-> server/runtime.py (becomes the dispatch stages).
-        ("mockkafka.server.faults", "mockkafka.server.runtime"),
-    }
-)
+# Imports allowed to break the rules while a change that removes them is under way: each entry
+# is (importing module, imported module), left out of both checks, with a comment saying why
+# and which change removes it. Empty: keep it so.
+KNOWN_EXCEPTIONS: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass

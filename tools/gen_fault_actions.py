@@ -53,11 +53,11 @@ def _method(cls: type[Action]) -> str:
     if keyword:
         params.append("*")
         params += [_param(a) for a in keyword]
-    one_line = f"    def {cls.NAME}({', '.join(params)}) -> Rule:"
+    one_line = f"    def {cls.NAME}({', '.join(params)}) -> Self:"
     if len(one_line) <= 100:
         head = [one_line]
     else:
-        head = [f"    def {cls.NAME}(", *(f"        {p}," for p in params), "    ) -> Rule:"]
+        head = [f"    def {cls.NAME}(", *(f"        {p}," for p in params), "    ) -> Self:"]
     doc = [f'        """{_wrap(cls.summary(), 8)}']
     if args:
         doc.append("")
@@ -98,11 +98,12 @@ def render_builders() -> str:
     imports: list[str] = []
     if "Callable[" in text:
         imports.append("from collections.abc import Callable")
-    typing_names = ["TYPE_CHECKING"]
+    typing_names = ["TYPE_CHECKING", "Self"]
     if re.search(r"\bAny\b", text):
         typing_names.append("Any")
     if "Literal[" in text:
         typing_names.append("Literal")
+    typing_names = ["TYPE_CHECKING", *sorted(typing_names[1:])]
     imports.append(f"from typing import {', '.join(typing_names)}")
     local = []
     if "ErrorCode" in text:
@@ -119,7 +120,6 @@ def render_builders() -> str:
         "",
         "if TYPE_CHECKING:",
         "    from mockkafka.faults.actions._base import Action",
-        "    from mockkafka.faults.engine import Rule",
         "",
         "",
         "class ActionBuilders:",
@@ -127,7 +127,7 @@ def render_builders() -> str:
         "",
         "    __slots__ = ()",
         "",
-        "    def then(self, action: Action) -> Rule:",
+        "    def then(self, action: Action) -> Self:",
         '        """Add ``action`` to the rule (defined by ``Rule``)."""',
         "        raise NotImplementedError",
         "",

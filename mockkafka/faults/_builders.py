@@ -8,7 +8,7 @@ stale. A method adds its action to the rule (and the rule to its cluster, if not
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from mockkafka.errors import ErrorCode
 from mockkafka.faults.actions.blackhole import Blackhole
@@ -29,7 +29,6 @@ from mockkafka.faults.actions.throttle import Throttle
 
 if TYPE_CHECKING:
     from mockkafka.faults.actions._base import Action
-    from mockkafka.faults.engine import Rule
 
 
 class ActionBuilders:
@@ -37,7 +36,7 @@ class ActionBuilders:
 
     __slots__ = ()
 
-    def then(self, action: Action) -> Rule:
+    def then(self, action: Action) -> Self:
         """Add ``action`` to the rule (defined by ``Rule``)."""
         raise NotImplementedError
 
@@ -46,7 +45,7 @@ class ActionBuilders:
         code: ErrorCode | int | str,
         *,
         level: Literal["auto", "request", "partition"] = "auto",
-    ) -> Rule:
+    ) -> Self:
         """Answer with ``code``. ``level="request"``: every error field of the response (the request
         is not processed); ``"partition"``: only the partitions the rule matches (the others are
         processed normally); ``"auto"``: per partition when the rule names a topic or partition,
@@ -59,7 +58,7 @@ class ActionBuilders:
         """
         return self.then(Error(code=code, level=level))  # type: ignore[arg-type]
 
-    def delay(self, *, ms: int, before_processing: bool = False) -> Rule:
+    def delay(self, *, ms: int, before_processing: bool = False) -> Self:
         """Hold the response back ``ms`` (or the request, with ``before_processing``).
 
         ``ms``: milliseconds to wait.
@@ -69,7 +68,7 @@ class ActionBuilders:
         """
         return self.then(Delay(ms=ms, before_processing=before_processing))
 
-    def throttle(self, *, ms: int) -> Rule:
+    def throttle(self, *, ms: int) -> Self:
         """Answer with ``throttle_time_ms=ms`` and, as KIP-219 brokers do, read nothing more from
         that connection until the throttle time has passed.
 
@@ -79,7 +78,7 @@ class ActionBuilders:
         """
         return self.then(Throttle(ms=ms))
 
-    def drop_connection(self, *, after_processing: bool = False) -> Rule:
+    def drop_connection(self, *, after_processing: bool = False) -> Self:
         """Close the connection: before processing (the request is lost), or after processing (the
         request is applied, the response is lost).
 
@@ -89,7 +88,7 @@ class ActionBuilders:
         """
         return self.then(DropConnection(after_processing=after_processing))
 
-    def never_respond(self) -> Rule:
+    def never_respond(self) -> Self:
         """Never answer; the request is not processed. The connection stays open (and answers
         nothing more, as requests are handled in order) until the client closes it.
 
@@ -97,7 +96,7 @@ class ActionBuilders:
         """
         return self.then(NeverRespond())
 
-    def partial_trailing_batch(self) -> Rule:
+    def partial_trailing_batch(self) -> Self:
         """Fetch: end a matching partition's records with a batch cut mid-record (as a broker does
         when ``max_bytes`` runs out). Fires only on responses with records to cut.
 
@@ -105,14 +104,14 @@ class ActionBuilders:
         """
         return self.then(PartialTrailingBatch())
 
-    def corrupt_batch(self) -> Rule:
+    def corrupt_batch(self) -> Self:
         """Fetch: flip a byte in the CRC-covered part of a matching partition's first batch.
 
         Adds :class:`~mockkafka.faults.actions.corrupt_batch.CorruptBatch`.
         """
         return self.then(CorruptBatch())
 
-    def duplicate(self) -> Rule:
+    def duplicate(self) -> Self:
         """Fetch: a matching partition's answer starts with the batch the consumer read last (the
         one holding the offset before its fetch offset, from the log, at its original offsets), as a
         new leader's answer can after a leader change. Clients drop records below their fetch
@@ -129,7 +128,7 @@ class ActionBuilders:
         *,
         part: Literal["value", "key", "headers"] = "value",
         seed: int | None = None,
-    ) -> Rule:
+    ) -> Self:
         """Fetch: every record's value (or key, or header values) in a matching partition's answer
         has each byte changed, length kept, and the batches are re-encoded with valid CRCs in their
         format and codec: the client library accepts them and the application's deserializer meets
@@ -142,7 +141,7 @@ class ActionBuilders:
         """
         return self.then(CorruptPayload(part=part, seed=seed))
 
-    def schema_id(self, *, id: int | None = None, magic: int | None = None) -> Rule:
+    def schema_id(self, *, id: int | None = None, magic: int | None = None) -> Self:
         """Fetch: each value in the Confluent schema-registry wire format (magic byte 0, then a
         4-byte big-endian schema id) gets schema id ``id`` (one the registry does not know, or
         another subject's) and/or magic byte ``magic``; the payload is kept, batches stay valid.
@@ -155,7 +154,7 @@ class ActionBuilders:
         """
         return self.then(SchemaId(id=id, magic=magic))
 
-    def skew_timestamps(self, *, ms: int) -> Rule:
+    def skew_timestamps(self, *, ms: int) -> Self:
         """Fetch: the CreateTime timestamps of a matching partition's records moved by ``ms``
         (positive: from the future; negative: from the past, not below 0), batch timestamps and CRCs
         kept valid. LogAppendTime batches and records without a timestamp are left alone. Match a
@@ -167,7 +166,7 @@ class ActionBuilders:
         """
         return self.then(SkewTimestamps(ms=ms))
 
-    def lost_ack(self) -> Rule:
+    def lost_ack(self) -> Self:
         """Produce: the batch is appended and the answer lost -- the connection closes before the
         response is sent, as when the network fails between broker and client -- so the producer
         retries it: twice in the log with ``enable.idempotence=false``, once with idempotence (the
@@ -177,7 +176,7 @@ class ActionBuilders:
         """
         return self.then(LostAck())
 
-    def blackhole(self) -> Rule:
+    def blackhole(self) -> Self:
         """Swallow every matching request: not processed, never answered, the connection left open.
         Kafka answers a connection's requests in order, so once a request is swallowed that
         connection answers nothing more (later requests on it are read and dropped, as if the
@@ -190,14 +189,14 @@ class ActionBuilders:
         """
         return self.then(Blackhole())
 
-    def observe(self) -> Rule:
+    def observe(self) -> Self:
         """Do nothing but count (and mark the exchange in traffic).
 
         Adds :class:`~mockkafka.faults.actions.observe.Observe`.
         """
         return self.then(Observe())
 
-    def handler(self, fn: Callable[[dict[str, Any], Any], Any]) -> Rule:
+    def handler(self, fn: Callable[[dict[str, Any], Any], Any]) -> Self:
         """Call ``fn(request, ctx)``: a returned dict is the response (missing fields take defaults;
         the request is not processed), ``None`` lets the request through.
 

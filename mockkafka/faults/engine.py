@@ -40,16 +40,10 @@ from mockkafka.cluster.events import StateEvent
 from mockkafka.errors import ConfigError, WaitTimeout
 from mockkafka.faults import coverage
 from mockkafka.faults._builders import ActionBuilders
+from mockkafka.faults._checks import check_count
 from mockkafka.faults.actions import ACTIONS
-from mockkafka.faults.model import (
-    _WILDCARDS,
-    EVENTS,
-    Action,
-    Match,
-    RequestInfo,
-    Trigger,
-    check_count,
-)
+from mockkafka.faults.actions._base import Action
+from mockkafka.faults.match import _WILDCARDS, EVENTS, Match, RequestInfo, Trigger
 
 if TYPE_CHECKING:
     from mockkafka.cluster.state import ClusterState

@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from mockkafka.faults.model import RequestInfo
+from mockkafka.faults.match import RequestInfo
 from mockkafka.protocol import records as rec
 from mockkafka.protocol.layout import PARTITION_ARRAYS, PARTITION_KEYS, TOPIC_ARRAYS, TOPIC_KEYS
 

@@ -13,7 +13,7 @@ from mockkafka.faults._checks import nondefault_repr
 
 if TYPE_CHECKING:
     from mockkafka.errors import ErrorCode
-    from mockkafka.faults.model import Match, RequestInfo
+    from mockkafka.faults.match import Match, RequestInfo
 
 # -- phases: when the dispatch stage applies an action ---------------------------------------
 

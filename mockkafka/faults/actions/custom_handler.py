@@ -10,7 +10,7 @@ from mockkafka.errors import ConfigError, ErrorCode
 from mockkafka.faults.actions._base import INSTEAD, Action, FaultCall, arg
 
 if TYPE_CHECKING:
-    from mockkafka.faults.model import Match
+    from mockkafka.faults.match import Match
 
 
 def _fn_repr(fn: Callable[..., Any]) -> str:

@@ -9,7 +9,7 @@ from mockkafka.faults._checks import check_bool, check_ms
 from mockkafka.faults.actions._base import BEFORE, CONNECTION, Action, FaultCall, arg
 
 if TYPE_CHECKING:
-    from mockkafka.faults.model import Match
+    from mockkafka.faults.match import Match
 
 MS = {"type": "integer", "minimum": 0}
 

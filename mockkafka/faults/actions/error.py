@@ -10,7 +10,7 @@ from mockkafka.faults._checks import check_error
 from mockkafka.faults.actions._base import AFTER, INSTEAD, Action, FaultCall, arg
 
 if TYPE_CHECKING:
-    from mockkafka.faults.model import Match
+    from mockkafka.faults.match import Match
 
 ErrorLevel = Literal["auto", "request", "partition"]
 

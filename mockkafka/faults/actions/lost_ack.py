@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 from mockkafka.faults.actions._base import CONNECTION, Action, FaultCall
 
 if TYPE_CHECKING:
-    from mockkafka.faults.model import Match
+    from mockkafka.faults.match import Match
 
 
 @dataclass(frozen=True, slots=True, repr=False)

@@ -10,7 +10,7 @@ from mockkafka.faults.actions._base import CONNECTION, Action, FaultCall, arg
 from mockkafka.faults.actions.delay import MS
 
 if TYPE_CHECKING:
-    from mockkafka.faults.model import Match
+    from mockkafka.faults.match import Match
 
 
 @dataclass(frozen=True, slots=True, repr=False)
