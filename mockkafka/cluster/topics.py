@@ -14,7 +14,7 @@ from typing import Any
 from mockkafka.cluster.configs import TOPIC_DEFAULTS, TOPIC_TO_BROKER
 from mockkafka.cluster.log import PartitionLog
 from mockkafka.cluster.producers import ProducerPartitionState
-from mockkafka.errors import ErrorCode, KafkaApiError
+from mockkafka.errors import ConfigError, ErrorCode, KafkaApiError
 
 __all__ = ["Partition", "Topic"]
 
@@ -85,7 +85,14 @@ class Topic:
         return int(self.config(key))
 
     def partition(self, index: int) -> Partition:
-        """Partition ``index``; raises KafkaApiError UNKNOWN_TOPIC_OR_PARTITION if absent."""
+        """Partition ``index``; raises KafkaApiError UNKNOWN_TOPIC_OR_PARTITION if absent
+        (ConfigError when ``index`` is not an int: a verb takes one partition at a time)."""
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise ConfigError(
+                f"partition must be a partition number of topic {self.name!r} (0 to "
+                f"{len(self.partitions) - 1}), got {index!r}; for every partition, call the "
+                "verb once per partition (a scenario step takes partition: all)"
+            )
         if not 0 <= index < len(self.partitions):
             raise KafkaApiError(
                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,

@@ -169,7 +169,11 @@ class ScenarioRun:
                     self._skip(i + 1)
                     break
                 try:
-                    await self._act(step)
+                    # A step runs whole or not at all: a stop (the marker's test body ended,
+                    # ``ScenarioThread.stop``) waits for the step under way, so that a verb
+                    # over every partition never leaves half of them changed.
+                    with trio.CancelScope(shield=True):
+                        await self._act(step)
                 except (MockKafkaError, KeyError, ValueError) as exc:
                     self.problems.append(f"{what} failed: {exc}")
                     self._skip(i + 1)
