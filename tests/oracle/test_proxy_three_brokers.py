@@ -239,5 +239,5 @@ def test_clients_carry_on_when_the_proxy_stops_a_broker(
     finally:
         traffic.finish()
     check_nothing_lost(kafka3, traffic)
-    with pytest.raises(mockkafka.ConfigError, match=r"known: 1, 2, 3"):
+    with pytest.raises(mockkafka.KafkaApiError, match=r"no broker 7; it has \[1, 2, 3\]"):
         proxy.stop_broker(7)
