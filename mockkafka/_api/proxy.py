@@ -31,6 +31,7 @@ from types import TracebackType
 from typing import Any, TypeVar, cast
 
 from mockkafka._api.proxy_verbs import ProxyVerbs
+from mockkafka._api.verb_args import broker_probe
 from mockkafka.errors import ConfigError
 from mockkafka.faults.engine import Faults, Rule
 from mockkafka.protocol import records as rec
@@ -40,7 +41,7 @@ from mockkafka.server.tls import TlsMaterial
 from mockkafka.server.traffic import TrafficLog
 from mockkafka.server.upstream import UpstreamSecurity
 from mockkafka.server.upstream_admin import UpstreamClient
-from mockkafka.server.waits import Waits, _timeout, check_timeout
+from mockkafka.server.waits import Seen, Waits, _timeout, check_timeout
 from mockkafka.views import GroupView, TransactionView
 
 T = TypeVar("T")
@@ -153,19 +154,12 @@ class _ProxyBase(ProxyVerbs):
 
         return fn(UpstreamState(self))
 
-    def _broker_probe(self, broker: int, up: bool) -> tuple[Callable[[], tuple[bool, Any]], str]:
+    def _broker_probe(self, broker: int, up: bool) -> tuple[Callable[[], Seen[None]], str]:
         n = self._broker_id(broker)
         server = self._server
+        return broker_probe(lambda: n not in server.stopped, n, up, " at the proxy")
 
-        def probe() -> tuple[bool, Any]:
-            running = n not in server.stopped
-            return running == up, f"broker {n} {'up' if running else 'down'} at the proxy"
-
-        return probe, f"wait_for_broker({broker}, up={up})"
-
-    async def _poll_async(
-        self, probe: Callable[[], tuple[bool, T]], timeout: float, what: str
-    ) -> T:
+    async def _poll_async(self, probe: Callable[[], Seen[T]], timeout: float, what: str) -> T:
         """The awaitable form of ``_poll``: the probe runs in a worker thread."""
         import time
 
@@ -174,11 +168,11 @@ class _ProxyBase(ProxyVerbs):
         check_timeout(timeout)
         deadline = time.monotonic() + timeout
         while True:
-            ok, value = await trio.to_thread.run_sync(probe)
-            if ok:
-                return value
+            seen = await trio.to_thread.run_sync(probe)
+            if seen.done:
+                return seen.value
             if time.monotonic() >= deadline:
-                raise _timeout(what, timeout, repr(value))
+                raise _timeout(what, timeout, seen.state)
             await trio.sleep(0.05)
 
     @property
@@ -321,21 +315,21 @@ class Proxy(_ProxyBase):
         """Block until classic group ``group`` is in ``state`` upstream (DescribeGroups) with
         ``members`` members and ``where(view)`` holds; returns the view."""
         probe, what = self._group_probe(group, state, members, where)
-        return cast(GroupView, self._poll(probe, timeout, what))
+        return self._poll(probe, timeout, what)
 
     def wait_for_records(
         self, topic: str, *, partition: int | None = None, count: int, timeout: float = 10.0
     ) -> list[rec.Record]:
         """Block until ``topic`` (or one ``partition``) holds ``count`` records upstream."""
         probe, what = self._records_probe(topic, partition, count)
-        return cast("list[rec.Record]", self._poll(probe, timeout, what))
+        return self._poll(probe, timeout, what)
 
     def wait_for_committed(
         self, group: str, topic: str, partition: int, *, offset: int, timeout: float = 10.0
     ) -> int:
         """Block until ``group`` committed at least ``offset`` on ``topic``-``partition``."""
         probe, what = self._committed_probe(group, topic, partition, offset)
-        return int(self._poll(probe, timeout, what))
+        return self._poll(probe, timeout, what)
 
     def wait_for_transaction(
         self,
@@ -348,7 +342,7 @@ class Proxy(_ProxyBase):
         """Block until ``transactional_id`` is in ``state`` upstream (DescribeTransactions)
         and ``where(view)`` holds; returns the view."""
         probe, what = self._transaction_probe(transactional_id, state, where)
-        return cast(TransactionView, self._poll(probe, timeout, what))
+        return self._poll(probe, timeout, what)
 
     def wait_for_broker(self, broker: int, *, up: bool = True, timeout: float = 10.0) -> None:
         """Block until clients can reach ``broker`` through the proxy (``up=False``: not)."""
@@ -416,21 +410,21 @@ class AsyncProxy(_ProxyBase):
     ) -> GroupView:
         """The trio form of :meth:`Proxy.wait_for_group`."""
         probe, what = self._group_probe(group, state, members, where)
-        return cast(GroupView, await self._poll_async(probe, timeout, what))
+        return await self._poll_async(probe, timeout, what)
 
     async def wait_for_records(
         self, topic: str, *, partition: int | None = None, count: int, timeout: float = 10.0
     ) -> list[rec.Record]:
         """The trio form of :meth:`Proxy.wait_for_records`."""
         probe, what = self._records_probe(topic, partition, count)
-        return cast("list[rec.Record]", await self._poll_async(probe, timeout, what))
+        return await self._poll_async(probe, timeout, what)
 
     async def wait_for_committed(
         self, group: str, topic: str, partition: int, *, offset: int, timeout: float = 10.0
     ) -> int:
         """The trio form of :meth:`Proxy.wait_for_committed`."""
         probe, what = self._committed_probe(group, topic, partition, offset)
-        return int(await self._poll_async(probe, timeout, what))
+        return await self._poll_async(probe, timeout, what)
 
     async def wait_for_broker(self, broker: int, *, up: bool = True, timeout: float = 10.0) -> None:
         """The trio form of :meth:`Proxy.wait_for_broker`."""

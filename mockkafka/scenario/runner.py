@@ -233,11 +233,7 @@ class ScenarioRun:
 
         try:
             if isinstance(self.cluster, _ProxyBase):  # the upstream is polled, not signalled
-
-                def poll() -> tuple[bool, str]:
-                    return check()
-
-                await self.cluster._poll_async(poll, timeout_ms / 1000, describe_start(cond))
+                await self.cluster._poll_async(probe, timeout_ms / 1000, describe_start(cond))
             else:
                 await self.cluster._waits.wait_async(
                     probe, timeout=timeout_ms / 1000, what=describe_start(cond)
