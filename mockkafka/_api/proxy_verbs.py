@@ -52,7 +52,7 @@ from mockkafka.cluster.transactions import STATE_NAMES
 from mockkafka.errors import ConfigError, ErrorCode, KafkaApiError, MockKafkaError
 from mockkafka.protocol import records as rec
 from mockkafka.server.upstream_admin import UpstreamClient, check
-from mockkafka.server.waits import Seen, _timeout, check_timeout
+from mockkafka.server.waits import Seen, Waits
 from mockkafka.views import (
     AclView,
     GroupView,
@@ -185,6 +185,8 @@ class ProxyVerbs(AclVerbs):
     """The cluster verbs of :class:`~mockkafka.Proxy` and :class:`~mockkafka.AsyncProxy`."""
 
     _admin: UpstreamClient
+    #: the waits of the verbs: they poll the upstream every POLL_S (``Waits.polling``)
+    _waits: Waits
 
     def _on_loop(self, fn: Callable[[], T]) -> T:  # pragma: no cover - provided by the proxy
         raise NotImplementedError
@@ -476,15 +478,7 @@ class ProxyVerbs(AclVerbs):
         return got
 
     def _poll(self, probe: Callable[[], Seen[T]], timeout: float, what: str) -> T:
-        check_timeout(timeout)
-        deadline = time.monotonic() + timeout
-        while True:
-            seen = probe()
-            if seen.done:
-                return seen.value
-            if time.monotonic() >= deadline:
-                raise _timeout(what, timeout, seen.state)
-            time.sleep(POLL_S)
+        return self._waits.wait(probe, timeout=timeout, what=what, async_name="-")
 
     # -- replication ------------------------------------------------------------------------
 
