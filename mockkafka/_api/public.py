@@ -114,43 +114,33 @@ class WithBlock:
 
 
 class _Probes(Protocol):
-    """What the waits need of the verbs (``ClusterVerbs``, ``ProxyVerbs``)."""
+    """What the waits need of the verbs (``ClusterVerbs``, ``ProxyVerbs``): the waits and,
+    per wait, a probe and its description (see those methods there)."""
 
     @property
     def _waits(self) -> Waits: ...
 
-    def _group_probe(
-        self,
-        group: str,
-        state: str | None,
-        members: int | None,
-        where: Callable[[GroupView], bool] | None,
-    ) -> tuple[Callable[[], Seen[GroupView]], str]: ...
+    @property
+    def _group_probe(self) -> Callable[..., tuple[Callable[[], Seen[GroupView]], str]]: ...
 
+    @property
     def _share_group_probe(
         self,
-        group: str,
-        state: str | None,
-        members: int | None,
-        where: Callable[[ShareGroupView], bool] | None,
-    ) -> tuple[Callable[[], Seen[ShareGroupView]], str]: ...
+    ) -> Callable[..., tuple[Callable[[], Seen[ShareGroupView]], str]]: ...
 
+    @property
     def _transaction_probe(
         self,
-        transactional_id: str,
-        state: str | None,
-        where: Callable[[TransactionView], bool] | None,
-    ) -> tuple[Callable[[], Seen[TransactionView]], str]: ...
+    ) -> Callable[..., tuple[Callable[[], Seen[TransactionView]], str]]: ...
 
-    def _records_probe(
-        self, topic: str, partition: int | None, count: int
-    ) -> tuple[Callable[[], Seen[list[rec.Record]]], str]: ...
+    @property
+    def _records_probe(self) -> Callable[..., tuple[Callable[[], Seen[list[rec.Record]]], str]]: ...
 
-    def _committed_probe(
-        self, group: str, topic: str, partition: int, offset: int
-    ) -> tuple[Callable[[], Seen[int]], str]: ...
+    @property
+    def _committed_probe(self) -> Callable[..., tuple[Callable[[], Seen[int]], str]]: ...
 
-    def _broker_probe(self, broker: int, up: bool) -> tuple[Callable[[], Seen[None]], str]: ...
+    @property
+    def _broker_probe(self) -> Callable[..., tuple[Callable[[], Seen[None]], str]]: ...
 
 
 class BlockingWaits:
