@@ -58,6 +58,7 @@ from mockkafka.views import (
     GroupView,
     MemberView,
     PartitionView,
+    ShareGroupView,
     TopicView,
     TransactionView,
     acl_view,
@@ -988,6 +989,11 @@ class ProxyVerbs(AclVerbs):
         where: Callable[[GroupView], bool] | None,
     ) -> tuple[Callable[[], Seen[GroupView]], str]:
         return group_probe(lambda: self.group(group), group, state, members, where)
+
+    def _share_group_probe(
+        self, group: str, state: str | None, members: int | None, where: Any
+    ) -> tuple[Callable[[], Seen[ShareGroupView]], str]:
+        raise NotOnProxy(PROXY_VERBS["wait_for_share_group"])
 
     def _records_probe(
         self, topic: str, partition: int | None, count: int
