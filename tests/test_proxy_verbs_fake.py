@@ -107,3 +107,33 @@ def test_acls_and_quotas_are_sent_upstream() -> None:
         assert [values for _entity, values in quotas] == [{"producer_byte_rate": 1024.0}]
         proxy.set_client_quotas({"producer_byte_rate": None}, client_id="app")
         assert not fake.call(lambda st: client_quotas(st).describe([("client-id", 0, "app")], True))
+
+
+def test_proxy_and_cluster_refuse_the_same_arguments_and_waits_say_what_they_saw(
+    fake: mockkafka.Cluster, proxy: mockkafka.Proxy
+) -> None:
+    for target in (fake, proxy):
+        with pytest.raises(mockkafka.ConfigError, match="value must be bytes, str or None"):
+            target.produce("orders", 5)  # type: ignore[arg-type]
+        with pytest.raises(mockkafka.ConfigError, match="did you mean 'Stable'"):
+            target.wait_for_group("g", state="Stabel", timeout=0)
+        with pytest.raises(mockkafka.ConfigError, match=r"caps\['Fetch'\] must be a version"):
+            target.cap_api_versions({"Fetch": -1})
+    with pytest.raises(WaitTimeout, match="group 'g' has no offset for orders-0"):
+        proxy.wait_for_committed("g", "orders", 0, offset=1, timeout=0.2)
+
+
+def test_an_async_proxy_waits_for_a_transaction_upstream(fake: mockkafka.Cluster) -> None:
+    import trio
+
+    producer = Producer({"bootstrap.servers": fake.bootstrap_servers, "transactional.id": "tx"})
+    producer.init_transactions(10)
+
+    async def main() -> None:
+        async with mockkafka.open_proxy(fake.bootstrap_servers) as proxy:
+            view = await proxy.wait_for_transaction("tx", state="Empty", timeout=5)
+            assert view.transactional_id == "tx"
+            with pytest.raises(WaitTimeout, match=r"wait_for_transaction\('nope'.*NOT_FOUND"):
+                await proxy.wait_for_transaction("nope", timeout=0.2)
+
+    trio.run(main)

@@ -7,8 +7,8 @@ file's ACL steps when it loads; every error names the argument at fault and what
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from mockkafka.cluster.acls import (
     CLUSTER_NAME,
@@ -23,6 +23,9 @@ from mockkafka.cluster.acls import (
     binding_problem,
 )
 from mockkafka.errors import ConfigError
+
+if TYPE_CHECKING:
+    from mockkafka.views import AclView
 
 
 class AclArgumentError(ConfigError):
@@ -253,3 +256,154 @@ def acl_filters(
 
 
 __all__ = ["ACL_TARGETS", "AclArgumentError", "acl_bindings", "acl_filters"]
+
+
+class AclVerbs:
+    """``allow`` / ``deny`` / ``remove_acls`` / ``acls`` of a Cluster and of a Proxy: the
+    arguments are checked here, the one that holds the ACLs does the rest
+    (:meth:`_add_acls`, :meth:`_delete_acls`, :meth:`_describe_acls`): the fake's ACL
+    store, or the upstream through CreateAcls / DeleteAcls / DescribeAcls."""
+
+    def _add_acls(self, bindings: tuple[AclBinding, ...], verb: str) -> None:
+        raise NotImplementedError  # pragma: no cover - provided by the cluster or proxy
+
+    def _delete_acls(self, filters: tuple[AclFilter, ...]) -> int:
+        raise NotImplementedError  # pragma: no cover - provided by the cluster or proxy
+
+    def _describe_acls(self, filters: tuple[AclFilter, ...]) -> tuple[AclView, ...]:
+        raise NotImplementedError  # pragma: no cover - provided by the cluster or proxy
+
+    def allow(
+        self,
+        principal: str,
+        operations: str | AclOperation | Sequence[str | AclOperation],
+        *,
+        topic: str | None = None,
+        group: str | None = None,
+        transactional_id: str | None = None,
+        cluster: bool = False,
+        prefixed: bool = False,
+        host: str = "*",
+    ) -> None:
+        """Let ``principal`` (``"User:alice"``, ``"User:*"``: everyone) do ``operations``
+        (``"write"``, ``["read", "describe"]``, ``"all"``; any case) on one resource:
+        ``topic=``, ``group=``, ``transactional_id=`` (a name, ``"*"`` for every one,
+        ``prefixed=True`` for every name starting so) or ``cluster=True``, from ``host``.
+
+        ALLOW ACLs, as CreateAcls from a super user's admin client would make: the next
+        request is authorized with them (a Cluster needs ``authorizer=True``; on a Proxy
+        they are created upstream, and Kafka answers SECURITY_DISABLED, raised, when it
+        runs no authorizer). READ, WRITE, DELETE and ALTER imply DESCRIBE. A consumer
+        needs READ on its topics and on its group; an idempotent producer of old clients
+        IDEMPOTENT_WRITE on the cluster. See them with :meth:`acls`, take them back with
+        :meth:`remove_acls`.
+        """
+        bindings = acl_bindings(
+            "allow",
+            AclPermissionType.ALLOW,
+            principal,
+            operations,
+            topic=topic,
+            group=group,
+            transactional_id=transactional_id,
+            cluster=cluster,
+            prefixed=prefixed,
+            host=host,
+        )
+        self._add_acls(bindings, "allow")
+
+    def deny(
+        self,
+        principal: str,
+        operations: str | AclOperation | Sequence[str | AclOperation],
+        *,
+        topic: str | None = None,
+        group: str | None = None,
+        transactional_id: str | None = None,
+        cluster: bool = False,
+        prefixed: bool = False,
+        host: str = "*",
+    ) -> None:
+        """Forbid ``principal`` ``operations`` on one resource: DENY ACLs, with the
+        arguments of :meth:`allow`. A matching DENY beats every ALLOW (``deny("User:*",
+        "write", topic="audit")`` shuts every writer out but super users); undo it with
+        ``remove_acls(..., permission="DENY")``."""
+        bindings = acl_bindings(
+            "deny",
+            AclPermissionType.DENY,
+            principal,
+            operations,
+            topic=topic,
+            group=group,
+            transactional_id=transactional_id,
+            cluster=cluster,
+            prefixed=prefixed,
+            host=host,
+        )
+        self._add_acls(bindings, "deny")
+
+    def remove_acls(
+        self,
+        principal: str | None = None,
+        operations: str | AclOperation | Sequence[str | AclOperation] | None = None,
+        *,
+        topic: str | None = None,
+        group: str | None = None,
+        transactional_id: str | None = None,
+        cluster: bool = False,
+        prefixed: bool | None = None,
+        host: str | None = None,
+        permission: str | AclPermissionType | None = None,
+    ) -> int:
+        """Delete every ACL matching the filter, as DeleteAcls would; returns how many went.
+
+        Each argument left at None matches any value: ``remove_acls()`` removes every ACL,
+        ``remove_acls("User:alice", topic="orders")`` alice's ACLs naming topic ``orders``
+        (LITERAL or PREFIXED; ``prefixed=False`` / ``True`` for one kind; ACLs for ``"*"``
+        are those of ``topic="*"``), ``permission="DENY"`` only DENY ACLs. Check what is
+        left with :meth:`acls`.
+        """
+        filters = acl_filters(
+            "remove_acls",
+            principal,
+            operations,
+            topic=topic,
+            group=group,
+            transactional_id=transactional_id,
+            cluster=cluster,
+            prefixed=prefixed,
+            host=host,
+            permission=permission,
+        )
+        return self._delete_acls(filters)
+
+    def acls(
+        self,
+        principal: str | None = None,
+        operations: str | AclOperation | Sequence[str | AclOperation] | None = None,
+        *,
+        topic: str | None = None,
+        group: str | None = None,
+        transactional_id: str | None = None,
+        cluster: bool = False,
+        prefixed: bool | None = None,
+        host: str | None = None,
+        permission: str | AclPermissionType | None = None,
+    ) -> tuple[AclView, ...]:
+        """The ACLs matching the filter of :meth:`remove_acls` (no argument: every ACL), as
+        frozen :class:`~mockkafka.AclView` -- on a Cluster in creation order, those made by
+        :meth:`allow` / :meth:`deny` and by clients' CreateAcls alike (one store); on a
+        Proxy as Kafka's DescribeAcls lists them."""
+        filters = acl_filters(
+            "acls",
+            principal,
+            operations,
+            topic=topic,
+            group=group,
+            transactional_id=transactional_id,
+            cluster=cluster,
+            prefixed=prefixed,
+            host=host,
+            permission=permission,
+        )
+        return self._describe_acls(filters)

@@ -16,15 +16,20 @@ import fnmatch
 import socket
 import threading
 import uuid
-import warnings
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from types import TracebackType
 from typing import Any, TypeVar
 
 import trio
 
 from mockkafka._api.options import TopicArgs, check_endpoint, make_config, parse_topics
+from mockkafka._api.public import (
+    AwaitableWaits,
+    BlockingWaits,
+    PublicObject,
+    WithBlock,
+    awaitable_form,
+)
 from mockkafka._api.verbs import ClusterVerbs
 from mockkafka.cluster.state import ClusterState
 from mockkafka.cluster.violations import Violation, violations
@@ -32,37 +37,19 @@ from mockkafka.errors import (
     BrokerError,
     ListenError,
     MockKafkaError,
-    UnfiredRulesError,
-    UnfiredRuleWarning,
     leaf_exception,
 )
 from mockkafka.faults.engine import Faults, Rule, engine_of
-from mockkafka.protocol import records as rec
 from mockkafka.server.runner import ThreadedRunner, call_on_loop
 from mockkafka.server.runtime import ClusterServer
 from mockkafka.server.traffic import TrafficLog
 from mockkafka.server.waits import Waits
-from mockkafka.views import BrokerView, GroupView, ShareGroupView, TransactionView, broker_view
+from mockkafka.views import BrokerView, broker_view
 
 T = TypeVar("T")
 
 
-def report_unfired(
-    unfired: list[Rule], *, strict: bool, why: Callable[[Rule], str] | None = None
-) -> None:
-    """Rules that never fired (each followed by ``why(rule)``, e.g. a topic that never
-    existed): UnfiredRulesError when ``strict``, else an UnfiredRuleWarning pointing at the
-    caller's caller (the ``with`` block that ended)."""
-    if not unfired:
-        return
-    lines = "\n".join(f"  {r}{why(r) if why is not None else ''}" for r in unfired)
-    message = f"{len(unfired)} fault rule(s) never fired:\n{lines}"
-    if strict:
-        raise UnfiredRulesError(message)
-    warnings.warn(message, UnfiredRuleWarning, stacklevel=4)
-
-
-class _ClusterBase(ClusterVerbs):
+class _ClusterBase(ClusterVerbs, PublicObject):
     """What the sync and trio clusters share. See :class:`Cluster`."""
 
     _state: ClusterState
@@ -184,25 +171,7 @@ class _ClusterBase(ClusterVerbs):
 
         return self._read(describe)
 
-    # -- faults and traffic -------------------------------------------------------------------
-
-    @property
-    def faults(self) -> Faults:
-        """Fault rules: ``cluster.faults.on("Produce").times(2).error("NOT_LEADER_OR_FOLLOWER")``.
-
-        Also ``rules()``, ``remove(rule)``, ``clear()`` and ``events``.
-        """
-        return self._faults
-
-    @property
-    def traffic(self) -> TrafficLog:
-        """Every request and response seen, for assertions (see TrafficLog)."""
-        return self._server.traffic
-
-    def unfired_rules(self) -> list[Rule]:
-        """Rules added and never fired (reported at teardown; an error with
-        ``strict_faults=True``)."""
-        return [r for r in self._faults.rules() if r.fired == 0]
+    # -- faults and traffic (the rest is PublicObject's) ------------------------------------
 
     def why_unfired(self, rule: Rule) -> str:
         """Why ``rule`` could not fire, when the cluster can tell: it names a topic that does
@@ -224,11 +193,8 @@ class _ClusterBase(ClusterVerbs):
             f"topics: {', '.join(n for n in names if not n.startswith('__')) or 'none'}"
         )
 
-    def check_rules(self) -> None:
-        """Report rules that never fired: UnfiredRulesError when ``strict_faults`` is on, an
-        UnfiredRuleWarning otherwise (naming a topic that never existed, with a
-        did-you-mean). Called when the cluster's ``with`` block ends."""
-        report_unfired(self.unfired_rules(), strict=self.strict_faults, why=self.why_unfired)
+    def _why_unfired(self) -> Callable[[Rule], str]:
+        return self.why_unfired
 
     # -- errors inside the broker --------------------------------------------------------------
 
@@ -272,7 +238,7 @@ class _ClusterBase(ClusterVerbs):
         return [b.node_id for b in self._state.brokers.values() if not b.running]
 
 
-class Cluster(_ClusterBase):
+class Cluster(_ClusterBase, WithBlock, BlockingWaits):
     """A fake Kafka cluster in a background thread; use it as a context manager::
 
         with mockkafka.Cluster(brokers=3) as cluster:
@@ -342,19 +308,9 @@ class Cluster(_ClusterBase):
         """Close every listener, connection and the thread (idempotent)."""
         self._runner.stop()
 
-    def __enter__(self) -> Cluster:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-        if exc is None:
-            self.raise_broker_errors()
-            self.check_rules()
+    def _after_block(self) -> None:
+        self.raise_broker_errors()
+        self.check_rules()
 
     def start_broker(self, broker: int) -> None:
         """Start a stopped broker again on its old port (a running one is left alone)."""
@@ -372,144 +328,17 @@ class Cluster(_ClusterBase):
         for broker in self._call(self._reset_state):
             self.start_broker(broker)
 
-    # -- waits ---------------------------------------------------------------------------------
+    # -- waits: BlockingWaits'; each has an awaitable form -------------------------------------
 
-    def wait_for_group(
-        self,
-        group: str,
-        *,
-        state: str | None = "Stable",
-        members: int | None = None,
-        where: Callable[[GroupView], bool] | None = None,
-        timeout: float = 10.0,
-    ) -> GroupView:
-        """Block until ``group`` exists in ``state`` (None: any) with ``members`` members and
-        ``where(view)`` holds; returns the view. WaitTimeout shows the last state seen."""
-        probe, what = self._group_probe(group, state, members, where)
-        return self._waits.wait(
-            probe, timeout=timeout, what=what, async_name="cluster.wait_for_group_async(...)"
-        )
-
-    async def wait_for_group_async(
-        self,
-        group: str,
-        *,
-        state: str | None = "Stable",
-        members: int | None = None,
-        where: Callable[[GroupView], bool] | None = None,
-        timeout: float = 10.0,
-    ) -> GroupView:
-        """The awaitable form of :meth:`wait_for_group` (trio or asyncio)."""
-        probe, what = self._group_probe(group, state, members, where)
-        return await self._waits.wait_async(probe, timeout=timeout, what=what)
-
-    def wait_for_share_group(
-        self,
-        group: str,
-        *,
-        state: str | None = "Stable",
-        members: int | None = None,
-        where: Callable[[ShareGroupView], bool] | None = None,
-        timeout: float = 10.0,
-    ) -> ShareGroupView:
-        """Block until share group ``group`` exists in ``state`` (None: any) with ``members``
-        members and ``where(view)`` holds; returns the view. WaitTimeout shows the last state
-        seen."""
-        probe, what = self._share_group_probe(group, state, members, where)
-        return self._waits.wait(
-            probe, timeout=timeout, what=what, async_name="cluster.wait_for_share_group_async(...)"
-        )
-
-    async def wait_for_share_group_async(
-        self,
-        group: str,
-        *,
-        state: str | None = "Stable",
-        members: int | None = None,
-        where: Callable[[ShareGroupView], bool] | None = None,
-        timeout: float = 10.0,
-    ) -> ShareGroupView:
-        """The awaitable form of :meth:`wait_for_share_group` (trio or asyncio)."""
-        probe, what = self._share_group_probe(group, state, members, where)
-        return await self._waits.wait_async(probe, timeout=timeout, what=what)
-
-    def wait_for_transaction(
-        self,
-        transactional_id: str,
-        *,
-        state: str | None = None,
-        where: Callable[[TransactionView], bool] | None = None,
-        timeout: float = 10.0,
-    ) -> TransactionView:
-        """Block until ``transactional_id`` is in ``state`` and ``where(view)`` holds;
-        returns the view. WaitTimeout shows the last state seen."""
-        probe, what = self._transaction_probe(transactional_id, state, where)
-        return self._waits.wait(
-            probe, timeout=timeout, what=what, async_name="cluster.wait_for_transaction_async()"
-        )
-
-    async def wait_for_transaction_async(
-        self,
-        transactional_id: str,
-        *,
-        state: str | None = None,
-        where: Callable[[TransactionView], bool] | None = None,
-        timeout: float = 10.0,
-    ) -> TransactionView:
-        """The awaitable form of :meth:`wait_for_transaction` (trio or asyncio)."""
-        probe, what = self._transaction_probe(transactional_id, state, where)
-        return await self._waits.wait_async(probe, timeout=timeout, what=what)
-
-    def wait_for_records(
-        self, topic: str, *, partition: int | None = None, count: int, timeout: float = 10.0
-    ) -> list[rec.Record]:
-        """Block until ``topic`` (or one ``partition`` of it) holds at least ``count``
-        records; returns them (partition by partition)."""
-        probe, what = self._records_probe(topic, partition, count)
-        return self._waits.wait(
-            probe, timeout=timeout, what=what, async_name="cluster.wait_for_records_async(...)"
-        )
-
-    async def wait_for_records_async(
-        self, topic: str, *, partition: int | None = None, count: int, timeout: float = 10.0
-    ) -> list[rec.Record]:
-        """The awaitable form of :meth:`wait_for_records` (trio or asyncio)."""
-        probe, what = self._records_probe(topic, partition, count)
-        return await self._waits.wait_async(probe, timeout=timeout, what=what)
-
-    def wait_for_committed(
-        self, group: str, topic: str, partition: int, *, offset: int, timeout: float = 10.0
-    ) -> int:
-        """Block until ``group``'s committed offset of ``topic``-``partition`` is at least
-        ``offset``; returns it."""
-        probe, what = self._committed_probe(group, topic, partition, offset)
-        return self._waits.wait(
-            probe, timeout=timeout, what=what, async_name="cluster.wait_for_committed_async(...)"
-        )
-
-    async def wait_for_committed_async(
-        self, group: str, topic: str, partition: int, *, offset: int, timeout: float = 10.0
-    ) -> int:
-        """The awaitable form of :meth:`wait_for_committed` (trio or asyncio)."""
-        probe, what = self._committed_probe(group, topic, partition, offset)
-        return await self._waits.wait_async(probe, timeout=timeout, what=what)
-
-    def wait_for_broker(self, broker: int, *, up: bool = True, timeout: float = 10.0) -> None:
-        """Block until ``broker`` is running (``up=False``: stopped)."""
-        probe, what = self._broker_probe(broker, up)
-        self._waits.wait(
-            probe, timeout=timeout, what=what, async_name="cluster.wait_for_broker_async(...)"
-        )
-
-    async def wait_for_broker_async(
-        self, broker: int, *, up: bool = True, timeout: float = 10.0
-    ) -> None:
-        """The awaitable form of :meth:`wait_for_broker` (trio or asyncio)."""
-        probe, what = self._broker_probe(broker, up)
-        await self._waits.wait_async(probe, timeout=timeout, what=what)
+    wait_for_group_async = awaitable_form(AwaitableWaits.wait_for_group)
+    wait_for_share_group_async = awaitable_form(AwaitableWaits.wait_for_share_group)
+    wait_for_transaction_async = awaitable_form(AwaitableWaits.wait_for_transaction)
+    wait_for_records_async = awaitable_form(AwaitableWaits.wait_for_records)
+    wait_for_committed_async = awaitable_form(AwaitableWaits.wait_for_committed)
+    wait_for_broker_async = awaitable_form(AwaitableWaits.wait_for_broker)
 
 
-class AsyncCluster(_ClusterBase):
+class AsyncCluster(_ClusterBase, AwaitableWaits):
     """The trio flavour of :class:`Cluster`; get one from :func:`open_cluster`.
 
     Verbs are plain (synchronous) methods because they run on the caller's own trio loop;
@@ -555,66 +384,6 @@ class AsyncCluster(_ClusterBase):
         brokers again, and keep every broker's port (see :meth:`Cluster.reset`)."""
         for broker in self._call(self._reset_state):
             await self._server.start_broker(broker)
-
-    async def wait_for_group(
-        self,
-        group: str,
-        *,
-        state: str | None = "Stable",
-        members: int | None = None,
-        where: Callable[[GroupView], bool] | None = None,
-        timeout: float = 10.0,
-    ) -> GroupView:
-        """Wait until ``group`` exists in ``state`` (None: any) with ``members`` members and
-        ``where(view)`` holds; returns the view. WaitTimeout shows the last state seen."""
-        probe, what = self._group_probe(group, state, members, where)
-        return await self._waits.wait_async(probe, timeout=timeout, what=what)
-
-    async def wait_for_share_group(
-        self,
-        group: str,
-        *,
-        state: str | None = "Stable",
-        members: int | None = None,
-        where: Callable[[ShareGroupView], bool] | None = None,
-        timeout: float = 10.0,
-    ) -> ShareGroupView:
-        """Wait until share group ``group`` exists in ``state`` (None: any) with ``members``
-        members and ``where(view)`` holds; returns the view. WaitTimeout shows the last state
-        seen."""
-        probe, what = self._share_group_probe(group, state, members, where)
-        return await self._waits.wait_async(probe, timeout=timeout, what=what)
-
-    async def wait_for_transaction(
-        self,
-        transactional_id: str,
-        *,
-        state: str | None = None,
-        where: Callable[[TransactionView], bool] | None = None,
-        timeout: float = 10.0,
-    ) -> TransactionView:
-        """Wait until ``transactional_id`` is in ``state`` and ``where(view)`` holds."""
-        probe, what = self._transaction_probe(transactional_id, state, where)
-        return await self._waits.wait_async(probe, timeout=timeout, what=what)
-
-    async def wait_for_records(
-        self, topic: str, *, partition: int | None = None, count: int, timeout: float = 10.0
-    ) -> list[rec.Record]:
-        """Wait until ``topic`` (or one ``partition``) holds at least ``count`` records."""
-        probe, what = self._records_probe(topic, partition, count)
-        return await self._waits.wait_async(probe, timeout=timeout, what=what)
-
-    async def wait_for_committed(
-        self, group: str, topic: str, partition: int, *, offset: int, timeout: float = 10.0
-    ) -> int:
-        """Wait until ``group``'s committed offset of the partition is at least ``offset``."""
-        probe, what = self._committed_probe(group, topic, partition, offset)
-        return await self._waits.wait_async(probe, timeout=timeout, what=what)
-
-    async def wait_for_broker(self, broker: int, *, up: bool = True, timeout: float = 10.0) -> None:
-        """Wait until ``broker`` is running (``up=False``: stopped)."""
-        probe, what = self._broker_probe(broker, up)
-        await self._waits.wait_async(probe, timeout=timeout, what=what)
 
 
 @asynccontextmanager

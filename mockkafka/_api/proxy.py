@@ -27,21 +27,20 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from types import TracebackType
 from typing import Any, TypeVar, cast
 
-from mockkafka._api.proxy_verbs import ProxyVerbs
+from mockkafka._api.proxy_verbs import POLL_S, ProxyVerbs
+from mockkafka._api.public import AwaitableWaits, BlockingWaits, PublicObject, WithBlock
+from mockkafka._api.verb_args import broker_probe
 from mockkafka.errors import ConfigError
-from mockkafka.faults.engine import Faults, Rule
-from mockkafka.protocol import records as rec
+from mockkafka.faults.engine import Faults
 from mockkafka.server.proxy import ProxyServer
 from mockkafka.server.runner import ThreadedRunner
 from mockkafka.server.tls import TlsMaterial
 from mockkafka.server.traffic import TrafficLog
 from mockkafka.server.upstream import UpstreamSecurity
 from mockkafka.server.upstream_admin import UpstreamClient
-from mockkafka.server.waits import Waits, _timeout, check_timeout
-from mockkafka.views import GroupView, TransactionView
+from mockkafka.server.waits import Seen, Waits
 
 T = TypeVar("T")
 
@@ -95,17 +94,86 @@ def proxy_security(
     return protocol, security, tls
 
 
-class _ProxyBase(ProxyVerbs):
-    """What the sync and the trio proxy share: listeners, faults, traffic, rule checks,
-    the cluster verbs (``ProxyVerbs``)."""
+def proxy_server(
+    upstream: str | Sequence[str],
+    *,
+    host: str,
+    record_traffic: bool,
+    security_protocol: str | None,
+    upstream_security_protocol: str,
+    upstream_ssl_cafile: str | None,
+    upstream_ssl_check_hostname: bool,
+    upstream_sasl_mechanism: str | None,
+    upstream_sasl_username: str | None,
+    upstream_sasl_password: str | None,
+) -> tuple[list[tuple[str, int]], str, ProxyServer]:
+    """The arguments of :class:`Proxy` / :func:`open_proxy` checked (ConfigError naming the
+    wrong one) and made into a server: (upstream addresses, what clients use, the server)."""
+    hosts = parse_upstream(upstream)
+    protocol, security, tls = proxy_security(
+        security_protocol,
+        upstream_security_protocol,
+        upstream_ssl_cafile,
+        upstream_ssl_check_hostname,
+        upstream_sasl_mechanism,
+        upstream_sasl_username,
+        upstream_sasl_password,
+        host,
+    )
+    server = ProxyServer(
+        hosts,
+        host=host,
+        traffic=TrafficLog(enabled=record_traffic),
+        security=security,
+        tls=tls,
+    )
+    return hosts, protocol, server
+
+
+class _ProxyBase(ProxyVerbs, PublicObject):
+    """What the sync and the trio proxy share: listeners, faults, traffic, rule checks
+    (``PublicObject``), the cluster verbs (``ProxyVerbs``) and their waits, which poll the
+    upstream every 50 ms."""
 
     _server: ProxyServer
     _faults: Faults
     _admin: UpstreamClient
+    _waits: Waits
     upstream: list[tuple[str, int]]
     strict_faults: bool
     #: what clients use towards the proxy: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
     security_protocol: str
+
+    def _setup(
+        self,
+        server: ProxyServer,
+        upstream: list[tuple[str, int]],
+        strict_faults: bool,
+        security_protocol: str,
+        run_on_loop: Callable[[Callable[[], Any]], Any],
+        on_loop_thread: Callable[[], bool],
+    ) -> None:
+        self._server = server
+        self.upstream = upstream
+        self.strict_faults = strict_faults
+        self.security_protocol = security_protocol
+        self._admin = UpstreamClient(upstream, security=server.security)
+        self._run_on_loop = run_on_loop
+        signalled = Waits(server.signal, run_on_loop, on_loop_thread)
+        server.traffic.waits = signalled
+        self._faults = Faults(server.faults, run_on_loop, signalled)
+        self._waits = Waits.polling(POLL_S)
+
+    def _on_loop(self, fn: Callable[[], T]) -> T:
+        return cast(T, self._run_on_loop(fn))
+
+    def _serving(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        up = ",".join(f"{h}:{p}" for h, p in self.upstream)
+        state = f"at {self.bootstrap_servers}" if self._serving() else "not started"
+        return f"<{type(self).__name__} upstream {up} {state}>"
 
     def client_config(
         self,
@@ -153,33 +221,10 @@ class _ProxyBase(ProxyVerbs):
 
         return fn(UpstreamState(self))
 
-    def _broker_probe(self, broker: int, up: bool) -> tuple[Callable[[], tuple[bool, Any]], str]:
+    def _broker_probe(self, broker: int, up: bool) -> tuple[Callable[[], Seen[None]], str]:
         n = self._broker_id(broker)
         server = self._server
-
-        def probe() -> tuple[bool, Any]:
-            running = n not in server.stopped
-            return running == up, f"broker {n} {'up' if running else 'down'} at the proxy"
-
-        return probe, f"wait_for_broker({broker}, up={up})"
-
-    async def _poll_async(
-        self, probe: Callable[[], tuple[bool, T]], timeout: float, what: str
-    ) -> T:
-        """The awaitable form of ``_poll``: the probe runs in a worker thread."""
-        import time
-
-        import trio
-
-        check_timeout(timeout)
-        deadline = time.monotonic() + timeout
-        while True:
-            ok, value = await trio.to_thread.run_sync(probe)
-            if ok:
-                return value
-            if time.monotonic() >= deadline:
-                raise _timeout(what, timeout, repr(value))
-            await trio.sleep(0.05)
+        return broker_probe(lambda: n not in server.stopped, n, up, " at the proxy")
 
     @property
     def bootstrap_servers(self) -> str:
@@ -191,29 +236,8 @@ class _ProxyBase(ProxyVerbs):
         """Upstream node id -> (its upstream host, port) as the proxy learned them."""
         return dict(self._server.brokers)
 
-    @property
-    def faults(self) -> Faults:
-        """Fault rules, as on a Cluster: ``proxy.faults.on("Fetch").once().error(...)``."""
-        return self._faults
 
-    @property
-    def traffic(self) -> TrafficLog:
-        """Every exchange relayed, decoded (``proxy.traffic.requests("Produce")``)."""
-        return self._server.traffic
-
-    def unfired_rules(self) -> list[Rule]:
-        """Rules added and never fired (reported when the ``with`` block ends)."""
-        return [r for r in self._faults.rules() if r.fired == 0]
-
-    def check_rules(self) -> None:
-        """Report rules that never fired: UnfiredRulesError with ``strict_faults``, an
-        UnfiredRuleWarning otherwise, as a Cluster does."""
-        from mockkafka._api.cluster import report_unfired
-
-        report_unfired(self.unfired_rules(), strict=self.strict_faults)
-
-
-class Proxy(_ProxyBase):
+class Proxy(_ProxyBase, WithBlock, BlockingWaits):
     """A proxy in front of ``upstream`` (``start()`` or ``with``); see the module doc.
 
     ``upstream``: ``"HOST:PORT,..."`` of the Kafka cluster (any reachable one is enough: the
@@ -242,30 +266,27 @@ class Proxy(_ProxyBase):
         upstream_sasl_password: str | None = None,
         security_protocol: str | None = None,
     ) -> None:
-        self.upstream = parse_upstream(upstream)
-        self.security_protocol, security, tls = proxy_security(
-            security_protocol,
-            upstream_security_protocol,
-            upstream_ssl_cafile,
-            upstream_ssl_check_hostname,
-            upstream_sasl_mechanism,
-            upstream_sasl_username,
-            upstream_sasl_password,
-            host,
-        )
-        self._server = ProxyServer(
-            self.upstream,
+        hosts, protocol, server = proxy_server(
+            upstream,
             host=host,
-            traffic=TrafficLog(enabled=record_traffic),
-            security=security,
-            tls=tls,
+            record_traffic=record_traffic,
+            security_protocol=security_protocol,
+            upstream_security_protocol=upstream_security_protocol,
+            upstream_ssl_cafile=upstream_ssl_cafile,
+            upstream_ssl_check_hostname=upstream_ssl_check_hostname,
+            upstream_sasl_mechanism=upstream_sasl_mechanism,
+            upstream_sasl_username=upstream_sasl_username,
+            upstream_sasl_password=upstream_sasl_password,
         )
-        self._admin = UpstreamClient(self.upstream, security=security)
-        self._runner = ThreadedRunner(cast(Any, self._server))
-        waits = Waits(self._server.signal, self._runner.call, self._runner.on_loop_thread)
-        self._server.traffic.waits = waits
-        self._faults = Faults(self._server.faults, self._runner.call, waits)
-        self.strict_faults = strict_faults
+        self._runner = ThreadedRunner(cast(Any, server))
+        self._setup(
+            server,
+            hosts,
+            strict_faults,
+            protocol,
+            self._runner.call,
+            self._runner.on_loop_thread,
+        )
 
     def start(self) -> Proxy:
         """Connect to the upstream cluster and listen; returns once every listener is up
@@ -286,77 +307,14 @@ class Proxy(_ProxyBase):
         self._runner.stop()
         self._admin.close()
 
-    def __enter__(self) -> Proxy:
-        return self.start()
+    def _after_block(self) -> None:
+        self.check_rules()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-        if exc is None:
-            self.check_rules()
-
-    def __repr__(self) -> str:
-        up = ",".join(f"{h}:{p}" for h, p in self.upstream)
-        state = f"at {self.bootstrap_servers}" if self._runner.running else "not started"
-        return f"<Proxy upstream {up} {state}>"
-
-    def _on_loop(self, fn: Callable[[], T]) -> T:
-        return self._runner.call(fn)
-
-    # -- waits: poll the upstream every 50 ms --------------------------------------------------
-
-    def wait_for_group(
-        self,
-        group: str,
-        *,
-        state: str | None = "Stable",
-        members: int | None = None,
-        where: Callable[[GroupView], bool] | None = None,
-        timeout: float = 10.0,
-    ) -> GroupView:
-        """Block until classic group ``group`` is in ``state`` upstream (DescribeGroups) with
-        ``members`` members and ``where(view)`` holds; returns the view."""
-        probe, what = self._group_probe(group, state, members, where)
-        return cast(GroupView, self._poll(probe, timeout, what))
-
-    def wait_for_records(
-        self, topic: str, *, partition: int | None = None, count: int, timeout: float = 10.0
-    ) -> list[rec.Record]:
-        """Block until ``topic`` (or one ``partition``) holds ``count`` records upstream."""
-        probe, what = self._records_probe(topic, partition, count)
-        return cast("list[rec.Record]", self._poll(probe, timeout, what))
-
-    def wait_for_committed(
-        self, group: str, topic: str, partition: int, *, offset: int, timeout: float = 10.0
-    ) -> int:
-        """Block until ``group`` committed at least ``offset`` on ``topic``-``partition``."""
-        probe, what = self._committed_probe(group, topic, partition, offset)
-        return int(self._poll(probe, timeout, what))
-
-    def wait_for_transaction(
-        self,
-        transactional_id: str,
-        *,
-        state: str | None = None,
-        where: Callable[[TransactionView], bool] | None = None,
-        timeout: float = 10.0,
-    ) -> TransactionView:
-        """Block until ``transactional_id`` is in ``state`` upstream (DescribeTransactions)
-        and ``where(view)`` holds; returns the view."""
-        probe, what = self._transaction_probe(transactional_id, state, where)
-        return cast(TransactionView, self._poll(probe, timeout, what))
-
-    def wait_for_broker(self, broker: int, *, up: bool = True, timeout: float = 10.0) -> None:
-        """Block until clients can reach ``broker`` through the proxy (``up=False``: not)."""
-        probe, what = self._broker_probe(broker, up)
-        self._poll(probe, timeout, what)
+    def _serving(self) -> bool:
+        return self._runner.running
 
 
-class AsyncProxy(_ProxyBase):
+class AsyncProxy(_ProxyBase, AwaitableWaits):
     """The proxy on the caller's own trio loop (no thread): see :func:`open_proxy`.
 
     The waits are awaitable; the other verbs are plain calls as on an AsyncCluster. Those
@@ -386,56 +344,14 @@ class AsyncProxy(_ProxyBase):
                 return fn()
             return call_on_loop(token, fn)
 
-        self._server = server
-        self._admin = UpstreamClient(upstream, security=server.security)
-        self._run_on_loop = run_on_loop
-        self.upstream = upstream
-        self.strict_faults = strict
-        self.security_protocol = security_protocol
-        waits = Waits(server.signal, run_on_loop, lambda: threading.current_thread() is loop_thread)
-        server.traffic.waits = waits
-        self._faults = Faults(server.faults, run_on_loop, waits)
-
-    def __repr__(self) -> str:
-        up = ",".join(f"{h}:{p}" for h, p in self.upstream)
-        return f"<AsyncProxy upstream {up} at {self.bootstrap_servers}>"
-
-    def _on_loop(self, fn: Callable[[], T]) -> T:
-        return cast(T, self._run_on_loop(fn))
-
-    # -- waits: awaitable, polling the upstream every 50 ms from a worker thread ---------------
-
-    async def wait_for_group(
-        self,
-        group: str,
-        *,
-        state: str | None = "Stable",
-        members: int | None = None,
-        where: Callable[[GroupView], bool] | None = None,
-        timeout: float = 10.0,
-    ) -> GroupView:
-        """The trio form of :meth:`Proxy.wait_for_group`."""
-        probe, what = self._group_probe(group, state, members, where)
-        return cast(GroupView, await self._poll_async(probe, timeout, what))
-
-    async def wait_for_records(
-        self, topic: str, *, partition: int | None = None, count: int, timeout: float = 10.0
-    ) -> list[rec.Record]:
-        """The trio form of :meth:`Proxy.wait_for_records`."""
-        probe, what = self._records_probe(topic, partition, count)
-        return cast("list[rec.Record]", await self._poll_async(probe, timeout, what))
-
-    async def wait_for_committed(
-        self, group: str, topic: str, partition: int, *, offset: int, timeout: float = 10.0
-    ) -> int:
-        """The trio form of :meth:`Proxy.wait_for_committed`."""
-        probe, what = self._committed_probe(group, topic, partition, offset)
-        return int(await self._poll_async(probe, timeout, what))
-
-    async def wait_for_broker(self, broker: int, *, up: bool = True, timeout: float = 10.0) -> None:
-        """The trio form of :meth:`Proxy.wait_for_broker`."""
-        probe, what = self._broker_probe(broker, up)
-        await self._poll_async(probe, timeout, what)
+        self._setup(
+            server,
+            upstream,
+            strict,
+            security_protocol,
+            run_on_loop,
+            lambda: threading.current_thread() is loop_thread,
+        )
 
 
 @asynccontextmanager
@@ -458,23 +374,17 @@ async def open_proxy(
     Takes the arguments of :class:`Proxy`; on exit rules that never fired are reported."""
     import trio
 
-    hosts = parse_upstream(upstream)
-    protocol, security, tls = proxy_security(
-        security_protocol,
-        upstream_security_protocol,
-        upstream_ssl_cafile,
-        upstream_ssl_check_hostname,
-        upstream_sasl_mechanism,
-        upstream_sasl_username,
-        upstream_sasl_password,
-        host,
-    )
-    server = ProxyServer(
-        hosts,
+    hosts, protocol, server = proxy_server(
+        upstream,
         host=host,
-        traffic=TrafficLog(enabled=record_traffic),
-        security=security,
-        tls=tls,
+        record_traffic=record_traffic,
+        security_protocol=security_protocol,
+        upstream_security_protocol=upstream_security_protocol,
+        upstream_ssl_cafile=upstream_ssl_cafile,
+        upstream_ssl_check_hostname=upstream_ssl_check_hostname,
+        upstream_sasl_mechanism=upstream_sasl_mechanism,
+        upstream_sasl_username=upstream_sasl_username,
+        upstream_sasl_password=upstream_sasl_password,
     )
     proxy = AsyncProxy(server, hosts, strict_faults, protocol)
     try:
@@ -486,6 +396,6 @@ async def open_proxy(
                 nursery.cancel_scope.cancel()
     finally:
         proxy._admin.close()
-        if tls is not None:
-            tls.close()
+        if server.tls is not None:
+            server.tls.close()
     proxy.check_rules()

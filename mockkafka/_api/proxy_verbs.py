@@ -24,20 +24,44 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from mockkafka._api.acl_args import AclVerbs
+from mockkafka._api.verb_args import (
+    api_caps,
+    check_choice,
+    check_int,
+    committed_probe,
+    config_items,
+    coordinator_key,
+    group_probe,
+    quota_entity,
+    record_args,
+    records_wait,
+    transaction_probe,
+)
+from mockkafka.cluster.acls import (
+    AclBinding,
+    AclFilter,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+)
+from mockkafka.cluster.coordinators import TRANSACTION
 from mockkafka.cluster.groups_common import OffsetAndMetadata
+from mockkafka.cluster.transactions import STATE_NAMES
 from mockkafka.errors import ConfigError, ErrorCode, KafkaApiError, MockKafkaError
-from mockkafka.faults.model import check_api_names
 from mockkafka.protocol import records as rec
-from mockkafka.protocol.apis import api as lookup_api
 from mockkafka.server.upstream_admin import UpstreamClient, check
-from mockkafka.server.waits import _timeout, check_timeout
+from mockkafka.server.waits import Seen, Waits
 from mockkafka.views import (
     AclView,
     GroupView,
     MemberView,
     PartitionView,
+    ShareGroupView,
     TopicView,
     TransactionView,
+    acl_view,
 )
 
 T = TypeVar("T")
@@ -158,16 +182,12 @@ _RETRY = {
 }
 
 
-def _int(value: Any, what: str, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{what} must be an int >= {minimum}, got {value!r}")
-    return value
-
-
-class ProxyVerbs:
+class ProxyVerbs(AclVerbs):
     """The cluster verbs of :class:`~mockkafka.Proxy` and :class:`~mockkafka.AsyncProxy`."""
 
     _admin: UpstreamClient
+    #: the waits of the verbs: they poll the upstream every POLL_S (``Waits.polling``)
+    _waits: Waits
 
     def _on_loop(self, fn: Callable[[], T]) -> T:  # pragma: no cover - provided by the proxy
         raise NotImplementedError
@@ -193,8 +213,8 @@ class ProxyVerbs:
     ) -> TopicView:
         """Create ``topic`` upstream with CreateTopics; returns its view once every partition
         has a leader. KafkaApiError with Kafka's code (TOPIC_ALREADY_EXISTS, ...)."""
-        _int(partitions, "create_topic: partitions", 1)
-        _int(replication_factor, "create_topic: replication_factor", 1)
+        check_int(partitions, "create_topic: partitions", 1)
+        check_int(replication_factor, "create_topic: replication_factor", 1)
         t: dict[str, Any] = {
             "name": topic,
             "num_partitions": -1 if assignments else partitions,
@@ -219,7 +239,11 @@ class ProxyVerbs:
         )
         r = resp["responses"][0]
         check(r["error_code"], r.get("error_message"), f"delete_topic {topic!r}")
-        self._poll(lambda: (topic not in self.topics(), None), 30.0, f"delete_topic({topic!r})")
+        self._poll(
+            lambda: Seen(topic not in self.topics(), None, f"{topic!r} is still listed"),
+            30.0,
+            f"delete_topic({topic!r})",
+        )
 
     def recreate_topic(self, topic: str) -> TopicView:
         """Delete ``topic`` and create it again, empty, with its partition count,
@@ -233,7 +257,7 @@ class ProxyVerbs:
 
     def add_partitions(self, topic: str, *, total: int) -> TopicView:
         """Grow ``topic`` to ``total`` partitions with CreatePartitions."""
-        _int(total, "add_partitions: total", 1)
+        check_int(total, "add_partitions: total", 1)
         resp = self._admin.request(
             "CreatePartitions",
             {
@@ -258,13 +282,9 @@ class ProxyVerbs:
     ) -> int:
         """Append one record upstream (Produce, acks=all, to the leader); returns its offset.
         It does not pass the proxy: no fault rule applies and ``traffic`` does not show it."""
-
-        def b(x: bytes | str | None) -> bytes | None:
-            return x.encode() if isinstance(x, str) else x
-
+        v, k, hdrs = record_args(value, key, headers, timestamp)
         ts = int(time.time() * 1000) if timestamp is None else timestamp
-        hdrs = tuple((hk, b(hv)) for hk, hv in headers)
-        data = rec.encode_batch([rec.Record(0, ts, b(key), b(value), hdrs)])
+        data = rec.encode_batch([rec.Record(0, ts, k, v, hdrs)])
         leader = self._leader(topic, partition)
         body = {
             "transactional_id": None,
@@ -447,27 +467,19 @@ class ProxyVerbs:
         return out
 
     def _settled(self, topic: str, ok: Callable[[TopicView], bool]) -> TopicView:
-        def probe() -> tuple[bool, TopicView | None]:
+        def probe() -> Seen[TopicView | None]:
             try:
                 v = self.topic(topic)
-            except KafkaApiError:
-                return False, None
-            return ok(v), v
+            except KafkaApiError as exc:
+                return Seen(False, None, str(exc))
+            return Seen(ok(v), v, repr(v))
 
         got = self._poll(probe, 30.0, f"topic {topic!r} upstream")
         assert got is not None
         return got
 
-    def _poll(self, probe: Callable[[], tuple[bool, T]], timeout: float, what: str) -> T:
-        check_timeout(timeout)
-        deadline = time.monotonic() + timeout
-        while True:
-            ok, value = probe()
-            if ok:
-                return value
-            if time.monotonic() >= deadline:
-                raise _timeout(what, timeout, repr(value))
-            time.sleep(POLL_S)
+    def _poll(self, probe: Callable[[], Seen[T]], timeout: float, what: str) -> T:
+        return self._waits.wait(probe, timeout=timeout, what=what, async_name="-")
 
     # -- replication ------------------------------------------------------------------------
 
@@ -525,14 +537,7 @@ class ProxyVerbs:
         """Advertise at most these versions, e.g. ``{"Fetch": 11}``: the proxy clamps the
         upstream's ApiVersions answers (new connections see it). Requests a client still
         sends at a higher version go upstream unchanged."""
-        resolved: dict[int, int] = {}
-        for k, v in caps.items():
-            try:
-                a = lookup_api(k)
-            except KeyError:
-                check_api_names(str(k), "caps")
-                raise
-            resolved[a.key] = _int(v, f"caps[{k!r}]")
+        resolved = api_caps(caps)
         server = self._proxy_server
         self._on_loop(lambda: server.api_caps.update(resolved))
 
@@ -797,10 +802,7 @@ class ProxyVerbs:
     def transactions(self, *, state: str | None = None) -> list[TransactionView]:
         """Every transactional id upstream (ListTransactions on each broker; optionally only
         those in ``state``), sorted by id, each as :meth:`transaction` describes it."""
-        from mockkafka._api.verbs import _check_choice
-        from mockkafka.cluster.transactions import STATE_NAMES
-
-        _check_choice(state, STATE_NAMES, "state", "transaction state")
+        check_choice(state, STATE_NAMES, "state", "transaction state")
         self._admin.metadata([])
         ids: set[str] = set()
         for node in list(self._admin.brokers):
@@ -814,26 +816,17 @@ class ProxyVerbs:
         return [v for v in views if state is None or v.state == state]
 
     def _transaction_probe(
-        self, transactional_id: str, state: str | None, where: Any
-    ) -> tuple[Callable[[], tuple[bool, Any]], str]:
-        from mockkafka._api.verbs import _check_choice
-        from mockkafka.cluster.transactions import STATE_NAMES
-
-        _check_choice(state, STATE_NAMES, "state", "transaction state")
-
-        def probe() -> tuple[bool, Any]:
-            try:
-                v = self.transaction(transactional_id)
-            except KafkaApiError as exc:
-                return False, str(exc)
-            return (state is None or v.state == state) and (where is None or where(v)), v
-
-        return probe, f"wait_for_transaction({transactional_id!r}, state={state!r})"
+        self,
+        transactional_id: str,
+        state: str | None,
+        where: Callable[[TransactionView], bool] | None,
+    ) -> tuple[Callable[[], Seen[TransactionView]], str]:
+        return transaction_probe(
+            lambda: self.transaction(transactional_id), transactional_id, state, where
+        )
 
     def coordinator(self, *, group: str | None = None, transactional_id: str | None = None) -> int:
         """The upstream broker coordinating ``group`` or ``transactional_id`` (FindCoordinator)."""
-        from mockkafka._api.verbs import coordinator_key
-
         key_type, key = coordinator_key(group, transactional_id, "coordinator")
         assert key is not None
         return self._admin.coordinator(key, key_type)
@@ -844,13 +837,10 @@ class ProxyVerbs:
         """For the next ``ms``, the proxy answers COORDINATOR_LOAD_IN_PROGRESS to group
         requests for ``group`` (or transaction requests for ``transactional_id``; neither:
         every group), as Kafka does while a coordinator loads (a fault rule)."""
-        from mockkafka._api.verbs import coordinator_key
-        from mockkafka.cluster.coordinators import TRANSACTION
-
         key_type, key = coordinator_key(
             group, transactional_id, "coordinator_loading", allow_none=True
         )
-        _int(ms, "coordinator_loading: ms")
+        check_int(ms, "coordinator_loading: ms", 0)
         if key_type == TRANSACTION:
             rule = self._rules.on(_TXN_APIS, transactional_id=key)
         else:
@@ -864,15 +854,13 @@ class ProxyVerbs:
     def _alter_configs(
         self, resource_type: int, name: str, configs: Mapping[str, Any], verb: str
     ) -> None:
-        if not isinstance(configs, Mapping):
-            raise ConfigError(f"{verb}: configs must be a dict {{config: value}}")
         ops = [
             {
                 "name": k,
                 "config_operation": 1 if v is None else 0,
                 "value": None if v is None else _config_text(v),
             }
-            for k, v in configs.items()
+            for k, v in config_items(configs, verb.split()[0]).items()
         ]
         resp = self._admin.request(
             "IncrementalAlterConfigs",
@@ -897,7 +885,7 @@ class ProxyVerbs:
     def set_broker_config(self, configs: Mapping[str, Any], *, broker: int | None = None) -> None:
         """Set broker configs upstream (IncrementalAlterConfigs): ``broker=None`` the
         cluster-wide default, a broker id that broker's own value; None deletes."""
-        name = "" if broker is None else str(_int(broker, "set_broker_config: broker"))
+        name = "" if broker is None else str(check_int(broker, "set_broker_config: broker", 0))
         self._alter_configs(4, name, configs, "set_broker_config")
 
     def set_client_quotas(
@@ -911,11 +899,9 @@ class ProxyVerbs:
         """Set client quotas upstream (AlterClientQuotas); a value of None removes the key.
         The entity is the ``user`` and/or ``client_id`` (or an ``ip``); ``"<default>"`` is
         the default entity of that type. Kafka enforces them as it does any quota."""
-        given = {"user": user, "client-id": client_id, "ip": ip}
         entity = [
-            {"entity_type": t, "entity_name": None if n == "<default>" else n}
-            for t, n in given.items()
-            if n is not None
+            {"entity_type": t, "entity_name": n}
+            for t, n in quota_entity(user, client_id, ip).items()
         ]
         if not entity:
             raise ConfigError("set_client_quotas: give user=, client_id= or ip=")
@@ -932,7 +918,7 @@ class ProxyVerbs:
 
     # -- ACLs (the argument checks are the fake's: _api/acl_args.py) ---------------------------
 
-    def _create_acls(self, bindings: tuple[Any, ...]) -> None:
+    def _add_acls(self, bindings: tuple[AclBinding, ...], verb: str) -> None:
         creations = [
             {
                 "resource_type": int(b.resource_type),
@@ -949,71 +935,8 @@ class ProxyVerbs:
         for r in resp["results"]:
             check(r["error_code"], r.get("error_message"), "CreateAcls")
 
-    def allow(
-        self,
-        principal: str,
-        operations: Any,
-        *,
-        topic: str | None = None,
-        group: str | None = None,
-        transactional_id: str | None = None,
-        cluster: bool = False,
-        prefixed: bool = False,
-        host: str = "*",
-    ) -> None:
-        """ALLOW ACLs upstream (CreateAcls), with the arguments of ``Cluster.allow``; Kafka
-        answers SECURITY_DISABLED (raised) when it runs no authorizer."""
-        from mockkafka._api.acl_args import acl_bindings
-        from mockkafka.cluster.acls import AclPermissionType
-
-        self._create_acls(
-            acl_bindings(
-                "allow",
-                AclPermissionType.ALLOW,
-                principal,
-                operations,
-                topic=topic,
-                group=group,
-                transactional_id=transactional_id,
-                cluster=cluster,
-                prefixed=prefixed,
-                host=host,
-            )
-        )
-
-    def deny(
-        self,
-        principal: str,
-        operations: Any,
-        *,
-        topic: str | None = None,
-        group: str | None = None,
-        transactional_id: str | None = None,
-        cluster: bool = False,
-        prefixed: bool = False,
-        host: str = "*",
-    ) -> None:
-        """DENY ACLs upstream (CreateAcls), with the arguments of ``Cluster.deny``."""
-        from mockkafka._api.acl_args import acl_bindings
-        from mockkafka.cluster.acls import AclPermissionType
-
-        self._create_acls(
-            acl_bindings(
-                "deny",
-                AclPermissionType.DENY,
-                principal,
-                operations,
-                topic=topic,
-                group=group,
-                transactional_id=transactional_id,
-                cluster=cluster,
-                prefixed=prefixed,
-                host=host,
-            )
-        )
-
     @staticmethod
-    def _filter_body(f: Any) -> dict[str, Any]:
+    def _filter_body(f: AclFilter) -> dict[str, Any]:
         return {
             "resource_type_filter": int(f.resource_type),
             "resource_name_filter": f.resource_name,
@@ -1024,35 +947,7 @@ class ProxyVerbs:
             "permission_type": int(f.permission_type),
         }
 
-    def remove_acls(
-        self,
-        principal: str | None = None,
-        operations: Any = None,
-        *,
-        topic: str | None = None,
-        group: str | None = None,
-        transactional_id: str | None = None,
-        cluster: bool = False,
-        prefixed: bool | None = None,
-        host: str | None = None,
-        permission: Any = None,
-    ) -> int:
-        """Delete the ACLs matching the filter upstream (DeleteAcls), with the arguments of
-        ``Cluster.remove_acls``; returns how many went."""
-        from mockkafka._api.acl_args import acl_filters
-
-        filters = acl_filters(
-            "remove_acls",
-            principal,
-            operations,
-            topic=topic,
-            group=group,
-            transactional_id=transactional_id,
-            cluster=cluster,
-            prefixed=prefixed,
-            host=host,
-            permission=permission,
-        )
+    def _delete_acls(self, filters: tuple[AclFilter, ...]) -> int:
         resp = self._admin.request(
             "DeleteAcls", {"filters": [self._filter_body(f) for f in filters]}
         )
@@ -1062,44 +957,8 @@ class ProxyVerbs:
             gone += len(r["matching_acls"])
         return gone
 
-    def acls(
-        self,
-        principal: str | None = None,
-        operations: Any = None,
-        *,
-        topic: str | None = None,
-        group: str | None = None,
-        transactional_id: str | None = None,
-        cluster: bool = False,
-        prefixed: bool | None = None,
-        host: str | None = None,
-        permission: Any = None,
-    ) -> tuple[AclView, ...]:
-        """The ACLs upstream matching the filter of :meth:`remove_acls` (DescribeAcls), in
-        the order Kafka lists them."""
-        from mockkafka._api.acl_args import acl_filters
-        from mockkafka.cluster.acls import (
-            AclBinding,
-            AclOperation,
-            AclPermissionType,
-            PatternType,
-            ResourceType,
-        )
-        from mockkafka.views import acl_view
-
+    def _describe_acls(self, filters: tuple[AclFilter, ...]) -> tuple[AclView, ...]:
         out: list[AclView] = []
-        filters = acl_filters(
-            "acls",
-            principal,
-            operations,
-            topic=topic,
-            group=group,
-            transactional_id=transactional_id,
-            cluster=cluster,
-            prefixed=prefixed,
-            host=host,
-            permission=permission,
-        )
         for f in filters:
             resp = self._admin.request("DescribeAcls", self._filter_body(f))
             check(resp["error_code"], resp.get("error_message"), "DescribeAcls")
@@ -1123,55 +982,49 @@ class ProxyVerbs:
     # -- waits ------------------------------------------------------------------------------
 
     def _group_probe(
+        self,
+        group: str,
+        state: str | None,
+        members: int | None,
+        where: Callable[[GroupView], bool] | None,
+    ) -> tuple[Callable[[], Seen[GroupView]], str]:
+        return group_probe(lambda: self.group(group), group, state, members, where)
+
+    def _share_group_probe(
         self, group: str, state: str | None, members: int | None, where: Any
-    ) -> tuple[Callable[[], tuple[bool, Any]], str]:
-        from mockkafka._api.verbs import GROUP_STATES, _check_choice
-
-        _check_choice(state, GROUP_STATES, "state", "group state")
-
-        def probe() -> tuple[bool, Any]:
-            try:
-                v = self.group(group)
-            except KafkaApiError as exc:
-                return False, str(exc)
-            ok = (
-                (state is None or v.state == state)
-                and (members is None or len(v.members) == members)
-                and (where is None or where(v))
-            )
-            return ok, v
-
-        return probe, f"wait_for_group({group!r}, state={state!r}, members={members!r})"
+    ) -> tuple[Callable[[], Seen[ShareGroupView]], str]:
+        raise NotOnProxy(PROXY_VERBS["wait_for_share_group"])
 
     def _records_probe(
         self, topic: str, partition: int | None, count: int
-    ) -> tuple[Callable[[], tuple[bool, Any]], str]:
-        _int(count, "wait_for_records: count")
+    ) -> tuple[Callable[[], Seen[list[rec.Record]]], str]:
+        what = records_wait(topic, partition, count)
+        where = topic if partition is None else f"{topic}-{partition}"
 
-        def probe() -> tuple[bool, Any]:
+        def probe() -> Seen[list[rec.Record]]:
             try:
                 v = self.topic(topic)
             except KafkaApiError as exc:
-                return False, str(exc)
+                return Seen(False, [], str(exc))
             parts = v.partitions if partition is None else (v.partition(partition),)
-            if sum(p.high_watermark - p.log_start_offset for p in parts) < count:
-                return False, f"holds at most {sum(p.high_watermark for p in parts)} records"
+            held = sum(p.high_watermark - p.log_start_offset for p in parts)
+            if held < count:
+                return Seen(False, [], f"{where} holds at most {held} record(s)")
             got = [r for p in parts for r in p.records()]
-            return len(got) >= count, got
+            return Seen(len(got) >= count, got, f"{where} holds {len(got)} record(s)")
 
-        return probe, f"wait_for_records({topic!r}, partition={partition!r}, count={count})"
+        return probe, what
 
     def _committed_probe(
         self, group: str, topic: str, partition: int, offset: int
-    ) -> tuple[Callable[[], tuple[bool, Any]], str]:
-        def probe() -> tuple[bool, Any]:
-            try:
-                have = self.committed_offsets(group).get((topic, partition), -1)
-            except KafkaApiError as exc:
-                return False, str(exc)
-            return have >= offset, have
-
-        return probe, f"wait_for_committed({group!r}, {topic!r}, {partition}, offset={offset})"
+    ) -> tuple[Callable[[], Seen[int]], str]:
+        return committed_probe(
+            lambda: self.committed_offsets(group).get((topic, partition)),
+            group,
+            topic,
+            partition,
+            offset,
+        )
 
 
 def _config_text(v: Any) -> str:

@@ -12,17 +12,31 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mockkafka._api.acl_args import acl_bindings, acl_filters
-from mockkafka.cluster.acls import AclBinding, AclOperation, AclPermissionType
+from mockkafka._api.acl_args import AclVerbs
+from mockkafka._api.verb_args import (
+    SHARE_GROUP_STATES,
+    api_caps,
+    broker_probe,
+    check_choice,
+    check_int,
+    committed_probe,
+    config_items,
+    coordinator_key,
+    group_probe,
+    members_probe,
+    quota_entity,
+    record_args,
+    records_wait,
+    transaction_probe,
+)
+from mockkafka.cluster.acls import AclBinding, AclFilter
 from mockkafka.cluster.configs import check_broker_configs, config_text, set_group_configs
-from mockkafka.cluster.coordinators import GROUP, TRANSACTION
+from mockkafka.cluster.coordinators import GROUP
 from mockkafka.cluster.produce import append_records
 from mockkafka.cluster.quotas import client_quotas, make_entity
 from mockkafka.cluster.transactions import STATE_NAMES
 from mockkafka.errors import ConfigError, ErrorCode, KafkaApiError
-from mockkafka.faults.model import check_api_names
 from mockkafka.protocol import records as rec
-from mockkafka.protocol.apis import api as lookup_api
 from mockkafka.server.waits import Seen
 from mockkafka.views import (
     AclView,
@@ -43,72 +57,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-SHARE_GROUP_STATES = frozenset({"Empty", "Stable", "Dead"})
 
-GROUP_STATES = frozenset(
-    {
-        "Empty",
-        "PreparingRebalance",
-        "CompletingRebalance",
-        "Stable",
-        "Dead",
-        "Assigning",
-        "Reconciling",
-    }
-)
-
-
-V = TypeVar("V", GroupView, ShareGroupView)
-
-
-def _members_probe(
-    view: Callable[[], V | None],
-    missing: str,
-    state: str | None,
-    members: int | None,
-    where: Callable[[V], bool] | None,
-) -> Callable[[], Seen[V]]:
-    """A wait's probe on a group view: its state, member count and ``where``."""
-
-    def probe() -> Seen[V]:
-        v = view()
-        if v is None:
-            return Seen(False, None, missing)  # type: ignore[arg-type]
-        ok = (
-            (state is None or v.state == state)
-            and (members is None or len(v.members) == members)
-            and (where is None or where(v))
-        )
-        return Seen(ok, v, v.summary())
-
-    return probe
-
-
-def _bytes(x: bytes | str | None, arg: str) -> bytes | None:
-    if x is None or isinstance(x, bytes):
-        return x
-    if isinstance(x, str):
-        return x.encode()
-    raise ConfigError(f"{arg} must be bytes, str or None, not {type(x).__name__}")
-
-
-def coordinator_key(
-    group: str | None, transactional_id: str | None, verb: str, *, allow_none: bool = False
-) -> tuple[int, str | None]:
-    """(GROUP or TRANSACTION, key) from the ``group=`` / ``transactional_id=`` pair."""
-    if group is not None and transactional_id is not None:
-        raise ConfigError(f"{verb}: give group= or transactional_id=, not both")
-    for arg, value in (("group", group), ("transactional_id", transactional_id)):
-        if value is not None and not isinstance(value, str):
-            raise ConfigError(f"{verb}: {arg} must be a str, got {value!r}")
-    if transactional_id is not None:
-        return TRANSACTION, transactional_id
-    if group is None and not allow_none:
-        raise ConfigError(f"{verb}: give group= or transactional_id=")
-    return GROUP, group
-
-
-class ClusterVerbs:
+class ClusterVerbs(AclVerbs):
     """The verbs shared by :class:`~mockkafka.Cluster` and :class:`~mockkafka.AsyncCluster`.
 
     Sections follow docs/vocabulary.md: topics and partitions, replication, groups,
@@ -139,9 +89,8 @@ class ClusterVerbs:
     ) -> TopicView:
         """Create ``topic`` as CreateTopics would; returns its view. KafkaApiError (with
         the code a broker would answer) on a bad request, e.g. TOPIC_ALREADY_EXISTS."""
-        for arg, value in (("partitions", partitions), ("replication_factor", replication_factor)):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ConfigError(f"create_topic: {arg} must be an int, got {value!r}")
+        check_int(partitions, "create_topic: partitions")
+        check_int(replication_factor, "create_topic: replication_factor")
         cfg = {k: str(v) for k, v in (config or {}).items()}
         layout = [list(a) for a in assignments] if assignments else None
 
@@ -183,12 +132,7 @@ class ClusterVerbs:
         timestamp: int | None = None,
     ) -> int:
         """Append one record as a producer would (for test setup); returns its offset."""
-        v, k = _bytes(value, "value"), _bytes(key, "key")
-        if timestamp is not None and (
-            isinstance(timestamp, bool) or not isinstance(timestamp, int)
-        ):
-            raise ConfigError(f"produce: timestamp must be an int (ms) or None, got {timestamp!r}")
-        hdrs = tuple((hk, _bytes(hv, f"headers[{hk!r}]")) for hk, hv in headers)
+        v, k, hdrs = record_args(value, key, headers, timestamp)
 
         def do() -> int:
             t = self._state.topic(topic)
@@ -244,16 +188,7 @@ class ClusterVerbs:
         Clients see the caps in their next ApiVersions (new connections). Undo with
         :meth:`uncap_api_versions`.
         """
-        resolved: dict[int, int] = {}
-        for k, v in caps.items():
-            try:
-                a = lookup_api(k)
-            except KeyError:
-                check_api_names(str(k), "caps")  # raises ConfigError with a did-you-mean
-                raise
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ConfigError(f"caps[{k!r}] must be a version >= 0, got {v!r}")
-            resolved[a.key] = v
+        resolved = api_caps(caps)
         self._call(lambda: self._state.cap_api_versions(resolved))
 
     def uncap_api_versions(self) -> None:
@@ -335,7 +270,7 @@ class ClusterVerbs:
 
     def transactions(self, *, state: str | None = None) -> list[TransactionView]:
         """Every transactional id (optionally only those in ``state``), sorted by id."""
-        _check_choice(state, STATE_NAMES, "state", "transaction state")
+        check_choice(state, STATE_NAMES, "state", "transaction state")
         st = self._state
 
         def do() -> list[TransactionView]:
@@ -363,8 +298,7 @@ class ClusterVerbs:
     def delay_transaction_markers(self, *, ms: int) -> None:
         """Write transaction markers ``ms`` after EndTxn (0: at once). Meanwhile the
         coordinator answers CONCURRENT_TRANSACTIONS to the producer's next transaction."""
-        if isinstance(ms, bool) or not isinstance(ms, int) or ms < 0:
-            raise ConfigError(f"delay_transaction_markers: ms must be an int >= 0, got {ms!r}")
+        check_int(ms, "delay_transaction_markers: ms", 0)
 
         def do() -> None:
             self._state.transactions.marker_delay_ms = ms
@@ -403,8 +337,7 @@ class ClusterVerbs:
         key_type, key = coordinator_key(
             group, transactional_id, "coordinator_loading", allow_none=True
         )
-        if isinstance(ms, bool) or not isinstance(ms, int) or ms < 0:
-            raise ConfigError(f"coordinator_loading: ms must be an int >= 0, got {ms!r}")
+        check_int(ms, "coordinator_loading: ms", 0)
         self._call(lambda: self._state.coordinators.set_loading(key_type, key, ms))
 
     # -- configs --------------------------------------------------------------------------------
@@ -421,9 +354,7 @@ class ClusterVerbs:
         ``consumer.session.timeout.ms``, ...); a value of None resets the key to its default.
         The group need not exist yet. ConfigError names an unknown key or a bad value."""
         where = "set_group_config"
-        if not isinstance(configs, Mapping):
-            raise ConfigError(f"{where}: configs must be a dict {{config: value}}")
-        items = dict(configs)
+        items = config_items(configs, where)
         self._call(lambda: set_group_configs(self._state, group, items, where=where))
 
     def set_broker_config(self, configs: Mapping[str, Any], *, broker: int | None = None) -> None:
@@ -460,8 +391,7 @@ class ClusterVerbs:
         the broker answer that client with ``throttle_time_ms`` and stop reading from it for
         that long, as Kafka does. A bad key or value raises KafkaApiError INVALID_REQUEST.
         """
-        given = {"user": user, "client-id": client_id, "ip": ip}
-        pairs = {t: (None if n == "<default>" else n) for t, n in given.items() if n is not None}
+        pairs = quota_entity(user, client_id, ip)
         ops = [(k, None if v is None else float(v)) for k, v in quotas.items()]
         self._call(lambda: client_quotas(self._state).alter(make_entity(pairs), ops, apply=True))
 
@@ -481,137 +411,10 @@ class ClusterVerbs:
 
         self._call(do)
 
-    def allow(
-        self,
-        principal: str,
-        operations: str | AclOperation | Sequence[str | AclOperation],
-        *,
-        topic: str | None = None,
-        group: str | None = None,
-        transactional_id: str | None = None,
-        cluster: bool = False,
-        prefixed: bool = False,
-        host: str = "*",
-    ) -> None:
-        """Let ``principal`` (``"User:alice"``, ``"User:*"``: everyone) do ``operations``
-        (``"write"``, ``["read", "describe"]``, ``"all"``; any case) on one resource:
-        ``topic=``, ``group=``, ``transactional_id=`` (a name, ``"*"`` for every one,
-        ``prefixed=True`` for every name starting so) or ``cluster=True``, from ``host``.
-
-        ALLOW ACLs, as CreateAcls from a super user's admin client would make: the next
-        request is authorized with them (the cluster needs ``authorizer=True``). READ,
-        WRITE, DELETE and ALTER imply DESCRIBE. A consumer needs READ on its topics and on
-        its group; an idempotent producer of old clients IDEMPOTENT_WRITE on the cluster.
-        See them with :meth:`acls`, take them back with :meth:`remove_acls`.
-        """
-        bindings = acl_bindings(
-            "allow",
-            AclPermissionType.ALLOW,
-            principal,
-            operations,
-            topic=topic,
-            group=group,
-            transactional_id=transactional_id,
-            cluster=cluster,
-            prefixed=prefixed,
-            host=host,
-        )
-        self._add_acls(bindings, "allow")
-
-    def deny(
-        self,
-        principal: str,
-        operations: str | AclOperation | Sequence[str | AclOperation],
-        *,
-        topic: str | None = None,
-        group: str | None = None,
-        transactional_id: str | None = None,
-        cluster: bool = False,
-        prefixed: bool = False,
-        host: str = "*",
-    ) -> None:
-        """Forbid ``principal`` ``operations`` on one resource: DENY ACLs, with the
-        arguments of :meth:`allow`. A matching DENY beats every ALLOW (``deny("User:*",
-        "write", topic="audit")`` shuts every writer out but super users); undo it with
-        ``remove_acls(..., permission="DENY")``."""
-        bindings = acl_bindings(
-            "deny",
-            AclPermissionType.DENY,
-            principal,
-            operations,
-            topic=topic,
-            group=group,
-            transactional_id=transactional_id,
-            cluster=cluster,
-            prefixed=prefixed,
-            host=host,
-        )
-        self._add_acls(bindings, "deny")
-
-    def remove_acls(
-        self,
-        principal: str | None = None,
-        operations: str | AclOperation | Sequence[str | AclOperation] | None = None,
-        *,
-        topic: str | None = None,
-        group: str | None = None,
-        transactional_id: str | None = None,
-        cluster: bool = False,
-        prefixed: bool | None = None,
-        host: str | None = None,
-        permission: str | AclPermissionType | None = None,
-    ) -> int:
-        """Delete every ACL matching the filter, as DeleteAcls would; returns how many went.
-
-        Each argument left at None matches any value: ``remove_acls()`` removes every ACL,
-        ``remove_acls("User:alice", topic="orders")`` alice's ACLs naming topic ``orders``
-        (LITERAL or PREFIXED; ``prefixed=False`` / ``True`` for one kind; ACLs for ``"*"``
-        are those of ``topic="*"``), ``permission="DENY"`` only DENY ACLs. Check what is
-        left with :meth:`acls`.
-        """
-        filters = acl_filters(
-            "remove_acls",
-            principal,
-            operations,
-            topic=topic,
-            group=group,
-            transactional_id=transactional_id,
-            cluster=cluster,
-            prefixed=prefixed,
-            host=host,
-            permission=permission,
-        )
-
+    def _delete_acls(self, filters: tuple[AclFilter, ...]) -> int:
         return self._call(lambda: len(self._state.acls.delete(*filters)))
 
-    def acls(
-        self,
-        principal: str | None = None,
-        operations: str | AclOperation | Sequence[str | AclOperation] | None = None,
-        *,
-        topic: str | None = None,
-        group: str | None = None,
-        transactional_id: str | None = None,
-        cluster: bool = False,
-        prefixed: bool | None = None,
-        host: str | None = None,
-        permission: str | AclPermissionType | None = None,
-    ) -> tuple[AclView, ...]:
-        """The ACLs matching the filter of :meth:`remove_acls` (no argument: every ACL), in
-        creation order, as frozen :class:`~mockkafka.AclView` -- those made by
-        :meth:`allow` / :meth:`deny` and by clients' CreateAcls alike (one store)."""
-        filters = acl_filters(
-            "acls",
-            principal,
-            operations,
-            topic=topic,
-            group=group,
-            transactional_id=transactional_id,
-            cluster=cluster,
-            prefixed=prefixed,
-            host=host,
-            permission=permission,
-        )
+    def _describe_acls(self, filters: tuple[AclFilter, ...]) -> tuple[AclView, ...]:
         return self._read(lambda: tuple(acl_view(a) for a in self._state.acls.describe(*filters)))
 
     # -- wait probes (what each wait checks; the waits are on the cluster classes) -------------
@@ -623,15 +426,14 @@ class ClusterVerbs:
         members: int | None,
         where: Callable[[GroupView], bool] | None,
     ) -> tuple[Callable[[], Seen[GroupView]], str]:
-        _check_choice(state, GROUP_STATES, "state", "group state")
         groups = self._state.groups
-        return _members_probe(
+        return group_probe(
             lambda: group_view(self._state, group) if group in groups.groups else None,
-            "the group does not exist",
+            group,
             state,
             members,
             where,
-        ), f"wait_for_group({group!r}, state={state!r}, members={members!r})"
+        )
 
     def _share_group_probe(
         self,
@@ -640,9 +442,9 @@ class ClusterVerbs:
         members: int | None,
         where: Callable[[ShareGroupView], bool] | None,
     ) -> tuple[Callable[[], Seen[ShareGroupView]], str]:
-        _check_choice(state, SHARE_GROUP_STATES, "state", "share group state")
+        check_choice(state, SHARE_GROUP_STATES, "state", "share group state")
         groups = self._state.groups
-        return _members_probe(
+        return members_probe(
             lambda: (
                 share_group_view(self._state, group) if group in groups.share_group_ids() else None
             ),
@@ -658,27 +460,19 @@ class ClusterVerbs:
         state: str | None,
         where: Callable[[TransactionView], bool] | None,
     ) -> tuple[Callable[[], Seen[TransactionView]], str]:
-        _check_choice(state, STATE_NAMES, "state", "transaction state")
-        what = f"wait_for_transaction({transactional_id!r}, state={state!r})"
         st = self._state
 
-        def probe() -> Seen[TransactionView]:
+        def read() -> TransactionView | None:
             txn = st.transactions.transactions.get(transactional_id)
-            if txn is None:
-                return Seen(False, None, "no producer initialised it yet")  # type: ignore[arg-type]
-            v = transaction_view(st.coordinators, txn)
-            ok = (state is None or v.state == state) and (where is None or where(v))
-            return Seen(ok, v, v.summary())
+            return None if txn is None else transaction_view(st.coordinators, txn)
 
-        return probe, what
+        return transaction_probe(read, transactional_id, state, where)
 
     def _records_probe(
         self, topic: str, partition: int | None, count: int
     ) -> tuple[Callable[[], Seen[list[rec.Record]]], str]:
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ConfigError(f"wait_for_records: count must be an int >= 0, got {count!r}")
+        what = records_wait(topic, partition, count)
         where = topic if partition is None else f"{topic}-{partition}"
-        what = f"wait_for_records({topic!r}, partition={partition!r}, count={count})"
         st = self._state
 
         def probe() -> Seen[list[rec.Record]]:
@@ -698,37 +492,22 @@ class ClusterVerbs:
     def _committed_probe(
         self, group: str, topic: str, partition: int, offset: int
     ) -> tuple[Callable[[], Seen[int]], str]:
-        what = f"wait_for_committed({group!r}, {topic!r}, {partition}, offset={offset})"
         groups = self._state.groups
 
-        def probe() -> Seen[int]:
+        def read() -> int | None:
             c = groups.committed(group).get((topic, partition))
-            if c is None:
-                return Seen(False, -1, f"group {group!r} has no offset for {topic}-{partition}")
-            return Seen(c.offset >= offset, c.offset, f"committed offset {c.offset}")
+            return None if c is None else c.offset
 
-        return probe, what
+        return committed_probe(read, group, topic, partition, offset)
 
     def _broker_probe(self, broker: int, up: bool) -> tuple[Callable[[], Seen[None]], str]:
         st = self._state
         self._read(lambda: st.broker(broker))  # KafkaApiError for an unknown broker
-        what = f"wait_for_broker({broker}, up={up})"
-
-        def probe() -> Seen[None]:
-            running = st.brokers[broker].running
-            return Seen(running == up, None, f"broker {broker} {'up' if running else 'down'}")
-
-        return probe, what
+        return broker_probe(lambda: st.brokers[broker].running, broker, up)
 
 
-def _check_choice(value: str | None, choices: frozenset[str], arg: str, what: str) -> None:
-    if value is not None and value not in choices:
-        import difflib
-
-        close = difflib.get_close_matches(str(value), sorted(choices), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ConfigError(f"unknown {what} {arg}={value!r}{hint}; use one of {sorted(choices)}")
-
+#: Kept for the modules that import them from here.
+_check_choice = check_choice
 
 __all__ = [
     "ClusterVerbs",

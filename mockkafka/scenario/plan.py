@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
 from mockkafka._api.acl_args import AclArgumentError, acl_bindings, acl_filters
-from mockkafka._api.verbs import GROUP_STATES as _GROUP_STATES
+from mockkafka._api.verb_args import GROUP_STATES as _GROUP_STATES
 from mockkafka.cluster.acls import AclPermissionType
 from mockkafka.cluster.transactions import STATE_NAMES
 from mockkafka.errors import ConfigError

@@ -232,16 +232,10 @@ class ScenarioRun:
             return Seen(ok, None, seen)
 
         try:
-            if isinstance(self.cluster, _ProxyBase):  # the upstream is polled, not signalled
-
-                def poll() -> tuple[bool, str]:
-                    return check()
-
-                await self.cluster._poll_async(poll, timeout_ms / 1000, describe_start(cond))
-            else:
-                await self.cluster._waits.wait_async(
-                    probe, timeout=timeout_ms / 1000, what=describe_start(cond)
-                )
+            # a proxy's waits poll the upstream; a cluster's are woken by its changes
+            await self.cluster._waits.wait_async(
+                probe, timeout=timeout_ms / 1000, what=describe_start(cond)
+            )
         except WaitTimeout as exc:
             return str(exc)
         return None

@@ -13,7 +13,9 @@ follows on the connection is decoded as before.
 :class:`SaslClient` is the client side of PLAIN and SCRAM-SHA-256/512 (RFC 4616, 5802,
 7677), sans-IO: ``first()`` is the first token, ``step(server_token)`` the next one (or
 ``None`` when the exchange is over), and the server's final signature is checked.
-:func:`login` runs it over SaslHandshake v1 and SaslAuthenticate v2 on a trio stream.
+:func:`sasl_exchange` is the whole login, sans-IO too (SaslHandshake v1, then SaslAuthenticate
+v2 rounds): :func:`login` drives it on a trio stream, the blocking admin client of the
+proxy's cluster verbs (``server/upstream_admin.py``) on its socket.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import hashlib
 import hmac
 import secrets
 import ssl
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
@@ -192,12 +195,18 @@ async def request(
         conn.receive_data(data)
 
 
-async def login(
-    stream: trio.abc.Stream, conn: ClientConnection, sasl: tuple[str, str, str]
-) -> None:
-    """The proxy's own SASL login (SaslHandshake v1, SaslAuthenticate v2 rounds)."""
+#: One step of the proxy's own SASL login: (API name, version, request body).
+SaslStep = tuple[str, int, dict[str, Any]]
+
+
+def sasl_exchange(sasl: tuple[str, str, str]) -> Generator[SaslStep, dict[str, Any], None]:
+    """The proxy's own SASL login, sans-IO: yields each request (SaslHandshake v1, then
+    SaslAuthenticate v2 rounds) and takes the upstream's decoded answer back through
+    ``send``; returns when the login succeeded, raises UpstreamAuthFailed with Kafka's
+    refusal. :func:`login` drives it on a trio stream, the blocking admin client
+    (``server/upstream_admin.py``) on its socket."""
     mechanism, username, password = sasl
-    answer = await request(stream, conn, "SaslHandshake", 1, {"mechanism": mechanism})
+    answer = yield "SaslHandshake", 1, {"mechanism": mechanism}
     if answer["error_code"]:
         raise UpstreamAuthFailed(
             f"the upstream does not offer {mechanism} (it offers "
@@ -208,7 +217,7 @@ async def login(
     for _ in range(4):  # PLAIN: one round; SCRAM: two
         if token is None:
             return
-        answer = await request(stream, conn, "SaslAuthenticate", 2, {"auth_bytes": token})
+        answer = yield "SaslAuthenticate", 2, {"auth_bytes": token}
         if answer["error_code"]:
             raise UpstreamAuthFailed(
                 f"the upstream refused the proxy's {mechanism} login as {username!r}: "
@@ -216,3 +225,16 @@ async def login(
             )
         token = client.step(answer.get("auth_bytes") or b"")
     raise UpstreamAuthFailed(f"the {mechanism} exchange did not end")
+
+
+async def login(
+    stream: trio.abc.Stream, conn: ClientConnection, sasl: tuple[str, str, str]
+) -> None:
+    """The proxy's own SASL login on a relaying connection (:func:`sasl_exchange`)."""
+    steps = sasl_exchange(sasl)
+    try:
+        step = next(steps)
+        while True:
+            step = steps.send(await request(stream, conn, *step))
+    except StopIteration:
+        return

@@ -22,7 +22,7 @@ from typing import Any
 
 from mockkafka.errors import ErrorCode, KafkaApiError, MockKafkaError, error_code
 from mockkafka.protocol.framing import ClientConnection
-from mockkafka.server.upstream import SaslClient, UpstreamAuthFailed, UpstreamSecurity
+from mockkafka.server.upstream import UpstreamAuthFailed, UpstreamSecurity, sasl_exchange
 
 #: The version of each request the client sends (Kafka 3.0 .. 4.x all serve these).
 VERSIONS = {
@@ -106,26 +106,17 @@ class UpstreamClient:
         return got
 
     def _login(self, addr: tuple[str, int], sasl: tuple[str, str, str]) -> None:
-        """The proxy's own SASL login on a new connection (SaslHandshake v1, then
-        SaslAuthenticate v2 rounds), as :func:`mockkafka.server.upstream.login` does on
-        the relaying side; UpstreamAuthFailed carries Kafka's refusal."""
-        mechanism, username, password = sasl
-        answer = self._send(addr, "SaslHandshake", 1, {"mechanism": mechanism})
-        if answer["error_code"]:
-            raise UpstreamAuthFailed(f"the upstream does not offer {mechanism}")
-        client = SaslClient(mechanism, username, password)
-        token: bytes | None = client.first()
-        for _ in range(4):  # PLAIN: one round; SCRAM: two
-            if token is None:
-                return
-            answer = self._send(addr, "SaslAuthenticate", 2, {"auth_bytes": token})
-            if answer["error_code"]:
-                raise UpstreamAuthFailed(
-                    f"the upstream refused the proxy's {mechanism} login as {username!r}: "
-                    f"{answer.get('error_message') or answer['error_code']}"
-                )
-            token = client.step(answer.get("auth_bytes") or b"")
-        raise UpstreamAuthFailed(f"the {mechanism} exchange did not end")
+        """The proxy's own SASL login on a new connection: the exchange of
+        :func:`mockkafka.server.upstream.sasl_exchange`, as the relaying side's
+        :func:`~mockkafka.server.upstream.login` drives it; UpstreamAuthFailed carries
+        Kafka's refusal."""
+        steps = sasl_exchange(sasl)
+        try:
+            step = next(steps)
+            while True:
+                step = steps.send(self._send(addr, *step))
+        except StopIteration:
+            return
 
     def _roundtrip(self, addr: tuple[str, int], api: str, body: dict[str, Any]) -> dict[str, Any]:
         self._conn(addr)

@@ -139,7 +139,8 @@ class Waits:
     """Runs probes for one cluster; see the module docstring.
 
     ``run_on_loop(fn)`` runs ``fn`` on the cluster's loop (from any other thread) and
-    ``on_loop_thread()`` says whether the caller is that loop's thread.
+    ``on_loop_thread()`` says whether the caller is that loop's thread; ``slice_s`` is the
+    longest sleep between two probes.
     """
 
     def __init__(
@@ -147,15 +148,25 @@ class Waits:
         signal: StateSignal,
         run_on_loop: Callable[[Callable[[], object]], object],
         on_loop_thread: Callable[[], bool],
+        *,
+        slice_s: float = MAX_SLICE_S,
     ) -> None:
         self.signal = signal
         self._run_on_loop = run_on_loop
         self._on_loop_thread = on_loop_thread
+        self._slice_s = slice_s
 
     @classmethod
     def inline(cls, signal: StateSignal | None = None) -> Waits:
         """Waits for a state with no loop of its own (sans-IO use): probes run in place."""
         return cls(signal or StateSignal(), lambda fn: fn(), lambda: False)
+
+    @classmethod
+    def polling(cls, every_s: float) -> Waits:
+        """Waits on a state that changes with no signal (a proxy's upstream Kafka): the
+        probe runs every ``every_s`` in the calling thread (the awaitable form: in a worker
+        thread, so a probe may block on the network)."""
+        return cls(StateSignal(), lambda fn: fn(), lambda: False, slice_s=every_s)
 
     def _probe(self, probe: Probe[T]) -> Seen[T]:
         if self._on_loop_thread():
@@ -183,7 +194,7 @@ class Waits:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise _timeout(what, timeout, seen.state)
-            self.signal.wait_sync(version, left)
+            self.signal.wait_sync(version, min(left, self._slice_s))
 
     async def wait_async(self, probe: Probe[T], *, timeout: float, what: str) -> T:
         """Suspend the calling task (trio or asyncio) until ``probe`` is done."""
@@ -198,7 +209,7 @@ class Waits:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise _timeout(what, timeout, seen.state)
-            await self.signal.wait_async(version, left)
+            await self.signal.wait_async(version, min(left, self._slice_s))
 
 
 async def _in_worker_thread(

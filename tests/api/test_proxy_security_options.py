@@ -4,6 +4,8 @@ against the fake's SCRAM and PLAIN servers, and options that cannot work refused
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import mockkafka
@@ -86,3 +88,25 @@ def test_client_config_of_a_sasl_proxy_asks_for_the_login() -> None:
     )
     with pytest.raises(mockkafka.ConfigError, match="pass user= and password="):
         proxy.client_config("confluent")
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-512"])
+def test_the_proxys_login_to_a_sasl_fake_on_both_of_its_sides(mechanism: str) -> None:
+    """One login exchange serves the relaying side (the Metadata discovery at start()) and
+    the blocking admin client of the cluster verbs (``topics()``); a wrong password is
+    refused at start() with the upstream's message."""
+    with mockkafka.Cluster(security_protocol="SASL_PLAINTEXT", users={"proxy": "pw"}) as cluster:
+        cluster.create_topic("orders")
+        login: dict[str, Any] = {
+            "upstream_security_protocol": "SASL_PLAINTEXT",
+            "upstream_sasl_mechanism": mechanism,
+            "upstream_sasl_username": "proxy",
+        }
+        with mockkafka.Proxy(
+            cluster.bootstrap_servers, upstream_sasl_password="pw", **login
+        ) as proxy:
+            assert proxy.topics() == ["orders"]
+        bad = mockkafka.Proxy(cluster.bootstrap_servers, upstream_sasl_password="no", **login)
+        with pytest.raises(UpstreamAuthFailed, match=f"refused the proxy's {mechanism} login"):
+            bad.start()
+        bad.stop()

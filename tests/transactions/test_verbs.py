@@ -7,7 +7,8 @@ from typing import TypeVar
 
 import pytest
 
-from mockkafka import TransactionView, WaitTimeout
+from mockkafka import WaitTimeout
+from mockkafka._api.public import BlockingWaits
 from mockkafka._api.verbs import ClusterVerbs
 from mockkafka.cluster.state import ClusterState
 from mockkafka.errors import ConfigError, ErrorCode, KafkaApiError
@@ -17,27 +18,18 @@ from tests.transactions.conftest import Harness
 T = TypeVar("T")
 
 
-class Verbs(ClusterVerbs):
-    """The verbs over a bare state, as the Cluster runs them on its loop."""
+class Verbs(ClusterVerbs, BlockingWaits):
+    """The verbs over a bare state, as the Cluster runs them on its loop; its waits probe
+    in place (``Waits.inline``)."""
 
     def __init__(self, state: ClusterState) -> None:
         self._state = state
+        self._waits = Waits.inline()
 
     def _call(self, fn: Callable[[], T]) -> T:
         return fn()
 
     _read = _call
-
-    def wait_for_transaction(
-        self,
-        transactional_id: str,
-        *,
-        state: str | None = None,
-        where: Callable[[TransactionView], bool] | None = None,
-        timeout: float = 10.0,
-    ) -> TransactionView:
-        probe, what = self._transaction_probe(transactional_id, state, where)
-        return Waits.inline().wait(probe, timeout=timeout, what=what, async_name="-")
 
 
 def _ongoing(h: Harness, tid: str) -> tuple[int, int]:
