@@ -70,6 +70,9 @@ INTERNAL_TOPICS: dict[str, tuple[str, str, dict[str, str]]] = {
     ),
 }
 
+#: How many deleted topics' ids :attr:`ClusterState.retired_topic_ids` remembers.
+RETIRED_TOPIC_IDS = 10_000
+
 
 class ClusterState:
     """All broker state of one fake cluster. See the module docstring."""
@@ -104,6 +107,11 @@ class ClusterState:
         self.controller_id = min(self.brokers)
         self.topics: dict[str, Topic] = {}
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
+        #: Names of deleted topics by id (the newest ``RETIRED_TOPIC_IDS``): a request
+        #: recorded in traffic by topic id keeps its topic's name after the delete.
+        self.retired_topic_ids: dict[uuid.UUID, str] = {}
+        #: :meth:`topic_name_of`, bound once (every recorded exchange refers to it).
+        self.resolve_topic_id: Callable[[uuid.UUID], str | None] = self.topic_name_of
         self.producer_ids: dict[int, ProducerIdInfo] = {}
         self._next_producer_id = 1000
         self._timers: list[TimerHandle] = []
@@ -153,6 +161,12 @@ class ClusterState:
         self._init_data()
         self.notify(("topics",))
         self.notify(_TIMERS_CHANGED)
+
+    def topic_name_of(self, tid: uuid.UUID) -> str | None:
+        """The name of the topic with id ``tid``, also of a deleted one (None: never seen).
+        Dict reads only: safe from any thread."""
+        t = self.topics_by_id.get(tid)
+        return t.name if t is not None else self.retired_topic_ids.get(tid)
 
     # -- time, timers and wake-ups ------------------------------------------------------------
 
@@ -372,6 +386,10 @@ class ClusterState:
         t = self.topic(name)
         del self.topics[name]
         self.topics_by_id.pop(t.topic_id, None)
+        retired = self.retired_topic_ids
+        retired[t.topic_id] = name
+        if len(retired) > RETIRED_TOPIC_IDS:
+            del retired[next(iter(retired))]
         for p in t.partitions:
             self.notify(("partition", name, p.index))
         self.notify(("topics",))
