@@ -27,7 +27,7 @@ import heapq
 import itertools
 import uuid
 from collections.abc import Callable, Hashable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mockkafka.cluster.acls import AclStore
 from mockkafka.cluster.base import Broker, Clock, ManualClock, SystemClock, TimerHandle
@@ -48,6 +48,9 @@ from mockkafka.cluster.security import scram_credentials
 from mockkafka.cluster.topic_names import topic_name_problem
 from mockkafka.cluster.topics import Partition, Topic
 from mockkafka.errors import ErrorCode, KafkaApiError
+
+if TYPE_CHECKING:
+    from mockkafka.cluster.groups import GroupCoordinator
 
 #: Kafka's internal topics: name -> (partition-count config, replication-factor config,
 #: topic configs Kafka creates it with).
@@ -132,7 +135,6 @@ class ClusterState:
         #: State of subsystems that have no typed attribute yet, by name (cleared by reset).
         self.extensions: dict[str, Any] = {}
         from mockkafka.cluster.coordinators import Coordinators
-        from mockkafka.cluster.groups import GroupCoordinator
         from mockkafka.cluster.transactions import TransactionCoordinator
 
         self.coordinators = Coordinators(self)
@@ -149,7 +151,7 @@ class ClusterState:
             self.config.allow_everyone_if_no_acl_found
             or self.broker_configs.get("allow.everyone.if.no.acl.found", "").lower() == "true",
         )
-        self.groups = GroupCoordinator(self)
+        self._groups: GroupCoordinator | None = None  # made on first use: see groups
         self.transactions = TransactionCoordinator(self)
 
     def reset(self) -> None:
@@ -161,6 +163,21 @@ class ClusterState:
         self._init_data()
         self.notify(("topics",))
         self.notify(_TIMERS_CHANGED)
+
+    @property
+    def groups(self) -> GroupCoordinator:
+        """The group coordinator, made (and the group machinery imported: ~10 ms of a
+        ``serve`` start) on first use."""
+        g = self._groups
+        if g is None:
+            from mockkafka.cluster.groups import GroupCoordinator
+
+            g = self._groups = GroupCoordinator(self)
+        return g
+
+    @groups.setter
+    def groups(self, value: GroupCoordinator) -> None:
+        self._groups = value
 
     def topic_name_of(self, tid: uuid.UUID) -> str | None:
         """The name of the topic with id ``tid``, also of a deleted one (None: never seen).
