@@ -295,6 +295,8 @@ def select(
         call = ServerCall(server, engine, conn, ctx, ex, body, RequestInfo(ctx.api.name), [], [])
         call.response = NO_RESPONSE
         return call
+    if not engine.watches(ctx.api.name):
+        return None  # no rule names this API: nothing to work out for it
     info = ex._info  # (the fault stage resolves topic ids among the live topics only)
     if info is None:
         info = ex.info = request_info(
