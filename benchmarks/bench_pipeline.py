@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -304,6 +305,20 @@ def process_cpu(pid: int | None) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _first_answer(bootstrap: str, timeout: float = 30.0) -> None:
+    """Send ApiVersions v0 to the first broker and wait for its answer: ``serve`` prints
+    its line before it imports the broker (``server/prebind.py``), and answers once that
+    import is done."""
+    host, port = bootstrap.split(",")[0].rsplit(":", 1)
+    # api key 18, version 0, correlation id 1, client id "b"
+    body = (18).to_bytes(2, "big") + (0).to_bytes(2, "big") + (1).to_bytes(4, "big")
+    body += (1).to_bytes(2, "big") + b"b"
+    with socket.create_connection((host, int(port)), timeout=timeout) as s:
+        s.sendall(len(body).to_bytes(4, "big") + body)
+        if not s.recv(4):
+            raise RuntimeError("mockkafka serve closed the connection before answering")
+
+
 @contextmanager
 def open_target(name: str) -> Iterator[tuple[str, int]]:
     """(bootstrap servers, replication factor) of a fresh cluster."""
@@ -320,8 +335,10 @@ def open_target(name: str) -> Iterator[tuple[str, int]]:
             line = proc.stdout.readline().strip()
             if not line.startswith("bootstrap.servers="):
                 raise RuntimeError(f"mockkafka serve did not start: {line!r}")
+            bootstrap = line.split("=", 1)[1]
+            _first_answer(bootstrap)  # the import is over: serve CPU counts requests only
             _SERVE_PID[0] = proc.pid
-            yield line.split("=", 1)[1], 3
+            yield bootstrap, 3
         finally:
             _SERVE_PID[0] = None
             proc.terminate()
