@@ -480,6 +480,19 @@ class TrafficLog:
         through ``resolve``."""
         self._seq += 1
         if size > self.max_body_bytes:
+            if info is None and request is not None and self.enabled:
+                # The body is not kept: its names are worked out now, while it is here.
+                from mockkafka.faults.inspect import request_info
+
+                info = request_info(
+                    api,
+                    version,
+                    request,
+                    broker_id=broker_id,
+                    connection_id=connection_id,
+                    client_id=client_id,
+                    resolve=resolve,
+                )
             request = _omitted(size, self.max_body_bytes, request)
             frame = None
         if self.origin_ms is None:

@@ -71,3 +71,18 @@ def test_filters_on_names_and_on_the_rest_agree_with_rules() -> None:
         assert len(b) == 1 and b == c.traffic.requests(fault=rule)
         assert len(c.traffic.requests("Produce", client_id="*", topic="*")) == 3
         assert c.traffic.requests("Produce", topic="a", broker=99) == []
+
+
+def test_a_request_over_the_body_limit_keeps_its_names() -> None:
+    """The log keeps no body over ``max_body_bytes`` (256 KiB): the names are worked out
+    while the body is there, so a filter by topic still finds the request."""
+    with mockkafka.Cluster(topics={"big": 1}) as c:
+        p = confluent_kafka.Producer(
+            {"bootstrap.servers": c.bootstrap_servers, "compression.type": "none"}
+        )
+        p.produce("big", b"x" * 300_000)
+        assert p.flush(10) == 0
+        found = c.traffic.requests("Produce", topic="big", partition=0)
+        assert len(found) == 1
+        request = found[0].request
+        assert request is not None and "omitted" in request
