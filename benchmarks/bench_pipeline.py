@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import socket
 import subprocess
 import sys
 import threading
@@ -283,6 +285,40 @@ CLIENT_RUNS: dict[str, Callable[[str, str, int, int, float], float]] = {
 # -- targets ------------------------------------------------------------------------------
 
 
+#: The pid of the ``mockkafka serve`` that ``open_target("process")`` runs (None outside).
+_SERVE_PID: list[int | None] = [None]
+
+#: {(client, variant): [CPU seconds the ``serve`` process spent on each run]}, filled by
+#: :func:`run` (Linux: from /proc; empty elsewhere).
+SERVER_CPU: dict[tuple[str, str], list[float]] = {}
+
+
+def process_cpu(pid: int | None) -> float | None:
+    """User + system CPU seconds of process ``pid`` so far (None: not on Linux, or gone)."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fp:
+            fields = fp.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _first_answer(bootstrap: str, timeout: float = 30.0) -> None:
+    """Send ApiVersions v0 to the first broker and wait for its answer: ``serve`` prints
+    its line before it imports the broker (``server/prebind.py``), and answers once that
+    import is done."""
+    host, port = bootstrap.split(",")[0].rsplit(":", 1)
+    # api key 18, version 0, correlation id 1, client id "b"
+    body = (18).to_bytes(2, "big") + (0).to_bytes(2, "big") + (1).to_bytes(4, "big")
+    body += (1).to_bytes(2, "big") + b"b"
+    with socket.create_connection((host, int(port)), timeout=timeout) as s:
+        s.sendall(len(body).to_bytes(4, "big") + body)
+        if not s.recv(4):
+            raise RuntimeError("mockkafka serve closed the connection before answering")
+
+
 @contextmanager
 def open_target(name: str) -> Iterator[tuple[str, int]]:
     """(bootstrap servers, replication factor) of a fresh cluster."""
@@ -299,8 +335,12 @@ def open_target(name: str) -> Iterator[tuple[str, int]]:
             line = proc.stdout.readline().strip()
             if not line.startswith("bootstrap.servers="):
                 raise RuntimeError(f"mockkafka serve did not start: {line!r}")
-            yield line.split("=", 1)[1], 3
+            bootstrap = line.split("=", 1)[1]
+            _first_answer(bootstrap)  # the import is over: serve CPU counts requests only
+            _SERVE_PID[0] = proc.pid
+            yield bootstrap, 3
         finally:
+            _SERVE_PID[0] = None
             proc.terminate()
             proc.wait(20)
     elif name == "kfake":
@@ -356,12 +396,16 @@ def run(
                     with open_target(t) as (bootstrap, rf):
                         for v in variants:
                             log(f"pipeline rep {rep + 1}/{reps}: {client} {v} on {t} ...")
+                            cpu0 = process_cpu(_SERVE_PID[0]) if t == "process" else None
                             try:
                                 s = CLIENT_RUNS[client](bootstrap, v, n, rf, RUN_TIMEOUT_S)
                             except RuntimeError as exc:
                                 missing[f"{client} {v} on {t}"] = f"FAILED: {exc}"
                                 continue
                             results.setdefault((client, v), {}).setdefault(t, []).append(s)
+                            cpu1 = process_cpu(_SERVE_PID[0]) if cpu0 is not None else None
+                            if cpu0 is not None and cpu1 is not None:
+                                SERVER_CPU.setdefault((client, v), []).append(cpu1 - cpu0)
                 except RuntimeError as exc:  # the target did not start
                     missing[t] = f"failed: {exc}"
     return results, missing
@@ -387,7 +431,11 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"\npipelines, {n:,} records, seconds (median of {args.reps}); ratio >1: mockkafka faster"
     )
-    print(f"{'client':<16} {'variant':<18}" + "".join(f" {t:>9}" for t in targets) + "  proc/kfake")
+    print(
+        f"{'client':<16} {'variant':<18}"
+        + "".join(f" {t:>9}" for t in targets)
+        + "  proc/kfake  serve CPU s"
+    )
     for (client, v), by in results.items():
         line = f"{client:<16} {v:<18}"
         line += "".join(
@@ -398,6 +446,11 @@ def main(argv: list[str] | None = None) -> int:
                 k / p for p, k in zip(by["process"], by["kfake"], strict=False)
             )
             line += f"  {ratio:10.2f}"
+        else:
+            line += f"  {'-':>10}"
+        cpu = SERVER_CPU.get((client, v))
+        if cpu:
+            line += f"  {statistics.median(cpu):11.2f}"
         print(line)
     for t, why in missing.items():
         print(f"{t}: not measured: {why}")

@@ -49,26 +49,58 @@ import secrets
 import socket
 from collections.abc import Awaitable, Callable
 from importlib import resources
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
-import h11
 import trio
 
-from mockkafka._api.cluster import AsyncCluster
-from mockkafka._api.proxy import AsyncProxy
 from mockkafka.errors import KafkaApiError, MockKafkaError
-from mockkafka.scenario.model import (
-    DEFAULT_STEP_TIMEOUT_MS,
-    Scenario,
-    ScenarioError,
-    did_you_mean,
-    parse_duration_ms,
-    start_from_dict,
-    start_to_dict,
-    step_from_dict,
-)
-from mockkafka.scenario.runner import ScenarioRun
+
+if TYPE_CHECKING:
+    import h11
+
+    from mockkafka._api.cluster import AsyncCluster
+    from mockkafka._api.proxy import AsyncProxy
+    from mockkafka.scenario.model import (
+        DEFAULT_STEP_TIMEOUT_MS,
+        Scenario,
+        ScenarioError,
+        did_you_mean,
+        parse_duration_ms,
+        start_from_dict,
+        start_to_dict,
+        step_from_dict,
+    )
+    from mockkafka.scenario.runner import ScenarioRun
+
+
+def _load() -> None:
+    """Import what serving HTTP and running scenarios need (h11, the scenario machinery, the
+    proxy's class), once: a plain ``mockkafka serve`` pays for them on its control
+    endpoint's first request, not at start-up (issue 28). Every entry point that uses these
+    names calls this first."""
+    if "h11" in globals():
+        return
+    import h11 as http
+
+    from mockkafka._api.proxy import AsyncProxy as proxy_class
+    from mockkafka.scenario import model
+    from mockkafka.scenario.runner import ScenarioRun as run_class
+
+    globals().update(
+        h11=http,
+        AsyncProxy=proxy_class,
+        ScenarioRun=run_class,
+        DEFAULT_STEP_TIMEOUT_MS=model.DEFAULT_STEP_TIMEOUT_MS,
+        Scenario=model.Scenario,
+        ScenarioError=model.ScenarioError,
+        did_you_mean=model.did_you_mean,
+        parse_duration_ms=model.parse_duration_ms,
+        start_from_dict=model.start_from_dict,
+        start_to_dict=model.start_to_dict,
+        step_from_dict=model.step_from_dict,
+    )
+
 
 log = logging.getLogger("mockkafka.control")
 
@@ -240,6 +272,7 @@ class ControlServer:
     def refusal(self, request: h11.Request) -> tuple[int, str, list[tuple[str, str]]] | None:
         """Why ``request`` is refused before it is read further (status, message, extra
         headers), or None: see the module docstring."""
+        _load()
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in request.headers}
         host = headers.get("host")
         if host is None or not self.allowed_host(host):
@@ -294,6 +327,7 @@ class ControlServer:
     # -- HTTP plumbing ------------------------------------------------------------------------
 
     async def _connection(self, stream: trio.SocketStream) -> None:
+        _load()
         self._open += 1
         conn = h11.Connection(h11.SERVER)
         try:
@@ -423,6 +457,7 @@ class ControlServer:
         return None
 
     async def _dispatch(self, request: h11.Request, body: bytes) -> tuple[int, Any]:
+        _load()
         url = urlsplit(request.target.decode())
         method = request.method.decode()
         handler = self.routes.get((method, url.path))
@@ -514,6 +549,7 @@ class ControlServer:
 
     async def start_scenario(self, sc: Scenario) -> ScenarioRun:
         """Set up ``sc`` and play its steps in the background."""
+        _load()
         if self.scenario_run is not None and not self.scenario_run.finished:
             self.scenario_run.cancel()
         sc.check_runs_on(self.cluster)
@@ -603,6 +639,7 @@ class ControlServer:
         return 200, await self._blocking(self._read_state)
 
     def _read_state(self) -> dict[str, Any]:
+        _load()
         c = self.cluster
         topics = {}
         for name in c.topics():

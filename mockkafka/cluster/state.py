@@ -27,7 +27,7 @@ import heapq
 import itertools
 import uuid
 from collections.abc import Callable, Hashable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mockkafka.cluster.acls import AclStore
 from mockkafka.cluster.base import Broker, Clock, ManualClock, SystemClock, TimerHandle
@@ -49,6 +49,9 @@ from mockkafka.cluster.topic_names import topic_name_problem
 from mockkafka.cluster.topics import Partition, Topic
 from mockkafka.errors import ErrorCode, KafkaApiError
 
+if TYPE_CHECKING:
+    from mockkafka.cluster.groups import GroupCoordinator
+
 #: Kafka's internal topics: name -> (partition-count config, replication-factor config,
 #: topic configs Kafka creates it with).
 INTERNAL_TOPICS: dict[str, tuple[str, str, dict[str, str]]] = {
@@ -69,6 +72,9 @@ INTERNAL_TOPICS: dict[str, tuple[str, str, dict[str, str]]] = {
         },
     ),
 }
+
+#: How many deleted topics' ids :attr:`ClusterState.retired_topic_ids` remembers.
+RETIRED_TOPIC_IDS = 10_000
 
 
 class ClusterState:
@@ -104,6 +110,11 @@ class ClusterState:
         self.controller_id = min(self.brokers)
         self.topics: dict[str, Topic] = {}
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
+        #: Names of deleted topics by id (the newest ``RETIRED_TOPIC_IDS``): a request
+        #: recorded in traffic by topic id keeps its topic's name after the delete.
+        self.retired_topic_ids: dict[uuid.UUID, str] = {}
+        #: :meth:`topic_name_of`, bound once (every recorded exchange refers to it).
+        self.resolve_topic_id: Callable[[uuid.UUID], str | None] = self.topic_name_of
         self.producer_ids: dict[int, ProducerIdInfo] = {}
         self._next_producer_id = 1000
         self._timers: list[TimerHandle] = []
@@ -124,7 +135,6 @@ class ClusterState:
         #: State of subsystems that have no typed attribute yet, by name (cleared by reset).
         self.extensions: dict[str, Any] = {}
         from mockkafka.cluster.coordinators import Coordinators
-        from mockkafka.cluster.groups import GroupCoordinator
         from mockkafka.cluster.transactions import TransactionCoordinator
 
         self.coordinators = Coordinators(self)
@@ -141,7 +151,7 @@ class ClusterState:
             self.config.allow_everyone_if_no_acl_found
             or self.broker_configs.get("allow.everyone.if.no.acl.found", "").lower() == "true",
         )
-        self.groups = GroupCoordinator(self)
+        self._groups: GroupCoordinator | None = None  # made on first use: see groups
         self.transactions = TransactionCoordinator(self)
 
     def reset(self) -> None:
@@ -153,6 +163,27 @@ class ClusterState:
         self._init_data()
         self.notify(("topics",))
         self.notify(_TIMERS_CHANGED)
+
+    @property
+    def groups(self) -> GroupCoordinator:
+        """The group coordinator, made (and the group machinery imported: ~10 ms of a
+        ``serve`` start) on first use."""
+        g = self._groups
+        if g is None:
+            from mockkafka.cluster.groups import GroupCoordinator
+
+            g = self._groups = GroupCoordinator(self)
+        return g
+
+    @groups.setter
+    def groups(self, value: GroupCoordinator) -> None:
+        self._groups = value
+
+    def topic_name_of(self, tid: uuid.UUID) -> str | None:
+        """The name of the topic with id ``tid``, also of a deleted one (None: never seen).
+        Dict reads only: safe from any thread."""
+        t = self.topics_by_id.get(tid)
+        return t.name if t is not None else self.retired_topic_ids.get(tid)
 
     # -- time, timers and wake-ups ------------------------------------------------------------
 
@@ -372,6 +403,10 @@ class ClusterState:
         t = self.topic(name)
         del self.topics[name]
         self.topics_by_id.pop(t.topic_id, None)
+        retired = self.retired_topic_ids
+        retired[t.topic_id] = name
+        if len(retired) > RETIRED_TOPIC_IDS:
+            del retired[next(iter(retired))]
         for p in t.partitions:
             self.notify(("partition", name, p.index))
         self.notify(("topics",))

@@ -450,16 +450,25 @@ class FaultEngine:
             )
         )
 
+    def _api_index(self, api: str) -> _ApiIndex:
+        index = self._by_api.get(api)
+        if index is None:
+            index = self._by_api[api] = _ApiIndex(
+                [r for r in self._rules if "*" in r.match.api or api in r.match.api]
+            )
+        return index
+
+    def watches(self, api: str) -> bool:
+        """Whether any rule names ``api`` (or ``"*"``): when none does, a request of that API
+        needs no :class:`RequestInfo` built for the engine (its :meth:`select` would be
+        empty)."""
+        return bool(self._rules) and bool(self._api_index(api).rules)
+
     def candidates(self, info: RequestInfo) -> list[Rule]:
         """Active rules whose match fits ``info``, in the order they were added."""
         if not self._rules:
             return []
-        index = self._by_api.get(info.api)
-        if index is None:
-            index = self._by_api[info.api] = _ApiIndex(
-                [r for r in self._rules if "*" in r.match.api or info.api in r.match.api]
-            )
-        rules = index.for_request(info)
+        rules = self._api_index(info.api).for_request(info)
         if not rules:
             return []
         now = self._clock()

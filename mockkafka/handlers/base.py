@@ -88,10 +88,18 @@ def handler(api_name: str, *, versions: tuple[int, int]) -> Callable[[Handler], 
         )
 
     def register(fn: Handler) -> Handler:
-        if a.key in HANDLERS:
-            raise ValueError(f"{api_name} has two handlers: {HANDLERS[a.key].fn} and {fn}")
+        known = HANDLERS.get(a.key)
+        if known is not None and not getattr(known.fn, "lazy", False):
+            raise ValueError(f"{api_name} has two handlers: {known.fn} and {fn}")
+        if known is not None and (known.min_version, known.max_version) != (lo, hi):
+            raise ValueError(
+                f"{api_name}: mockkafka/handlers/_index.py says versions "
+                f"{known.min_version}-{known.max_version}, the handler {lo}-{hi}; "
+                "regenerate it: python tools/gen_handler_index.py"
+            )
         HANDLERS[a.key] = HandlerSpec(a, lo, hi, fn)
-        _SERVED.clear()
+        if known is None:
+            _SERVED.clear()  # (a module loaded on first use serves what the index said)
         return fn
 
     return register
@@ -101,16 +109,53 @@ _loaded = False
 
 
 def load_handlers() -> dict[int, HandlerSpec]:
-    """Import every handler module once; returns the registry."""
+    """The registry, every API in it: an API whose module is not imported yet has a stand-in
+    (from ``handlers/_index.py``: its module and versions) that imports the module on the
+    API's first request, which then replaces it. A ``serve`` answering ApiVersions does not
+    import the group, transaction or admin machinery (issue 28)."""
     global _loaded
     if not _loaded:
-        import mockkafka.handlers as pkg
+        from mockkafka.handlers._index import INDEX
 
-        for info in pkgutil.iter_modules(pkg.__path__):
-            if not info.name.startswith("_") and info.name != "base":
-                importlib.import_module(f"mockkafka.handlers.{info.name}")
+        for name, (module, lo, hi) in INDEX.items():
+            key = API_BY_NAME[name].key
+            if key not in HANDLERS:
+                HANDLERS[key] = HandlerSpec(API_BY_NAME[name], lo, hi, _on_first_use(key, module))
+        _SERVED.clear()
         _loaded = True
     return HANDLERS
+
+
+def _on_first_use(key: int, module: str) -> Handler:
+    """A stand-in for the handler of API ``key`` in ``module``: imports it (which registers
+    the real one in its place) and runs it."""
+
+    def first_use(ctx: RequestContext, request: Message) -> Result:
+        importlib.import_module(f"mockkafka.handlers.{module}")
+        real = HANDLERS[key].fn
+        if real is first_use:
+            raise RuntimeError(f"mockkafka.handlers.{module} registered no handler for API {key}")
+        return real(ctx, request)
+
+    first_use.lazy = True  # type: ignore[attr-defined]
+    return first_use
+
+
+def handler_modules() -> dict[str, tuple[str, int, int]]:
+    """Import every handler module; ``{API name: (module, lowest, highest version)}`` of what
+    they register (what ``tools/gen_handler_index.py`` writes to ``handlers/_index.py``)."""
+    import mockkafka.handlers as pkg
+
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if not info.name.startswith("_") and info.name != "base":
+            importlib.import_module(f"mockkafka.handlers.{info.name}")
+    out: dict[str, tuple[str, int, int]] = {}
+    for spec in HANDLERS.values():
+        if getattr(spec.fn, "lazy", False):
+            raise RuntimeError(f"no module registers {spec.api.name} any more")
+        module = spec.fn.__module__.rpartition(".")[2]
+        out[spec.api.name] = (module, spec.min_version, spec.max_version)
+    return dict(sorted(out.items()))
 
 
 # KIP-714 client telemetry. Kafka advertises these only when a client-metrics plugin is

@@ -57,8 +57,6 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, Final, Literal
 
-import crc32c
-
 from mockkafka.protocol.compression import (
     DEFAULT_MAX_OUTPUT_SIZE,
     CompressionType,
@@ -67,6 +65,28 @@ from mockkafka.protocol.compression import (
     decompress,
 )
 from mockkafka.protocol.errors import ProtocolError
+
+
+def _crc32c(data: Any) -> int:
+    """CRC32C of ``data`` (v2 batches). The ``crc32c`` package is imported on first use:
+    its import reads package metadata (~10 ms), which a ``mockkafka serve`` answering its
+    first requests need not pay (issue 28)."""
+    fn = _CRC32C_FN
+    if fn is None:
+        fn = _load_crc32c()
+    result: int = fn(data)
+    return result
+
+
+def _load_crc32c() -> Any:
+    global _CRC32C_FN
+    import crc32c
+
+    _CRC32C_FN = crc32c.crc32c
+    return _CRC32C_FN
+
+
+_CRC32C_FN: Any = None
 
 __all__ = [
     "LOG_OVERHEAD",
@@ -437,7 +457,7 @@ def verify_crc(header: BatchHeader, raw: BytesLike) -> bool:
     """
     view = raw if type(raw) is memoryview and raw.format == "B" else _as_view(raw)
     if header.magic >= 2:
-        actual: int = crc32c.crc32c(view[_V2_ATTR_POS:])
+        actual: int = _crc32c(view[_V2_ATTR_POS:])
     else:
         actual = zlib.crc32(view[_MAGIC_POS:])
     return actual == header.crc
@@ -445,7 +465,7 @@ def verify_crc(header: BatchHeader, raw: BytesLike) -> bool:
 
 def _require_crc(header: BatchHeader, raw: memoryview) -> None:
     if header.magic >= 2:
-        actual: int = crc32c.crc32c(raw[_V2_ATTR_POS:])
+        actual: int = _crc32c(raw[_V2_ATTR_POS:])
     else:
         actual = zlib.crc32(raw[_MAGIC_POS:])
     if actual != header.crc:
@@ -1220,7 +1240,7 @@ def _encode_v2(
         attributes | codec, last_offset_delta, base_timestamp, max_timestamp,
         producer_id, producer_epoch, base_sequence, len(entries),
     )  # fmt: skip
-    _UINT32.pack_into(buf, _V2_CRC_POS, crc32c.crc32c(memoryview(buf)[_V2_ATTR_POS:]))
+    _UINT32.pack_into(buf, _V2_CRC_POS, _crc32c(memoryview(buf)[_V2_ATTR_POS:]))
     return bytes(buf)
 
 
@@ -1515,7 +1535,7 @@ def set_log_append_time(data: BytesLike, timestamp: int) -> bytes:
         if header.magic == 2:
             _INT16.pack_into(out, start + _V2_ATTR_POS, header.attributes | _TIMESTAMP_TYPE_BIT)
             _INT64.pack_into(out, start + _V2_MAX_TS_POS, timestamp)
-            crc = crc32c.crc32c(memoryview(out)[start + _V2_ATTR_POS :])
+            crc = _crc32c(memoryview(out)[start + _V2_ATTR_POS :])
             _UINT32.pack_into(out, start + _V2_CRC_POS, crc)
         elif header.magic == 1:
             _INT8.pack_into(out, start + _LEGACY_ATTR_POS, header.attributes | _TIMESTAMP_TYPE_BIT)

@@ -44,7 +44,6 @@ from mockkafka.cluster.state import ClusterState
 from mockkafka.cluster.violations import note as note_violation
 from mockkafka.errors import ErrorCode
 from mockkafka.faults.engine import FaultEngine
-from mockkafka.faults.inspect import request_info
 from mockkafka.handlers._quotas import THROTTLED_UNTIL, apply_quotas
 from mockkafka.handlers.authz import gate
 from mockkafka.handlers.base import (
@@ -238,21 +237,6 @@ async def traffic(d: Dispatch) -> None:
     hdr = req.header
     now = host.state.now_ms()
     d.ctx.now_ms = now
-    # What traffic filters match on; without recording, only fault rules need it, and the
-    # fault stage works it out when a rule is there to see it.
-    info = (
-        request_info(
-            d.spec.api.name,
-            hdr.api_version,
-            d.body,
-            broker_id=conn.broker_id,
-            connection_id=conn.id,
-            client_id=hdr.client_id,
-            resolve=fault_stage.topic_resolver(host.state),
-        )
-        if host.traffic.enabled
-        else None
-    )
     if hdr.api_key == PRODUCE_KEY:
         costly = costly_blobs(d.body)
         if costly:
@@ -268,9 +252,11 @@ async def traffic(d: Dispatch) -> None:
         correlation_id=hdr.correlation_id,
         request=d.body,
         size=req.size,
-        info=info,
         frame=req.frame or None,
         body_offset=req.body_offset,
+        # What traffic filters match on is worked out when one first needs it (or by the
+        # fault stage, when a rule is there to see the request): not on every request.
+        resolve=host.state.resolve_topic_id,
     )
 
 

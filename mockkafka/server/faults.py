@@ -295,15 +295,19 @@ def select(
         call = ServerCall(server, engine, conn, ctx, ex, body, RequestInfo(ctx.api.name), [], [])
         call.response = NO_RESPONSE
         return call
-    info = ex.info or request_info(
-        ctx.api.name,
-        ctx.version,
-        body,
-        broker_id=conn.broker_id,
-        connection_id=conn.id,
-        client_id=ctx.client_id,
-        resolve=topic_resolver(ctx.cluster),
-    )
+    if not engine.watches(ctx.api.name):
+        return None  # no rule names this API: nothing to work out for it
+    info = ex._info  # (the fault stage resolves topic ids among the live topics only)
+    if info is None:
+        info = ex.info = request_info(
+            ctx.api.name,
+            ctx.version,
+            body,
+            broker_id=conn.broker_id,
+            connection_id=conn.id,
+            client_id=ctx.client_id,
+            resolve=topic_resolver(ctx.cluster),
+        )
     fired, deferred = engine.select(info, reserve=True)
     if not fired and not deferred:
         return None

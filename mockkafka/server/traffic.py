@@ -56,6 +56,7 @@ class Exchange:
 
     __slots__ = (
         "_errors",
+        "_info",
         "_request",
         "_request_frame",
         "_response",
@@ -68,8 +69,8 @@ class Exchange:
         "connection_id",
         "correlation_id",
         "faults",
-        "info",
         "no_response",
+        "resolve",
         "response_time_ms",
         "seq",
         "size",
@@ -96,6 +97,7 @@ class Exchange:
         no_response: bool = False,
         size: int = 0,
         info: RequestInfo | None = None,
+        resolve: Callable[[uuid.UUID], str | None] | None = None,
     ) -> None:
         self.seq = seq
         self.time_ms = time_ms
@@ -114,8 +116,9 @@ class Exchange:
         self.no_response = no_response
         #: Bytes the log accounts for this exchange (frames, names, bookkeeping).
         self.size = size
-        #: The request's topics, partitions, groups (as fault rules see them).
-        self.info = info
+        self._info = info
+        #: Topic id -> name, for :attr:`info` worked out from a request naming topics by id.
+        self.resolve = resolve
         self._request_frame: tuple[bytes, int] | None = None
         self._response_frame: tuple[bytes, int] | None = None
         self._errors: frozenset[int] | None = None
@@ -166,15 +169,52 @@ class Exchange:
             self._request = None
         if self._response_frame is not None:
             self._response = None
-        return _info_bytes(self.info)
+        return _info_bytes(self._info)
+
+    @property
+    def info(self) -> RequestInfo | None:
+        """The request's topics, partitions, groups (as fault rules see them); None for an
+        exchange recorded without a request body. Worked out from the request on first
+        read (the broker does not spend it on requests nobody filters), then kept."""
+        info = self._info
+        if info is None and (self._request is not None or self._request_frame is not None):
+            from mockkafka.faults.inspect import request_info
+
+            info = request_info(
+                self.api,
+                self.version,
+                self.request,
+                broker_id=self.broker_id,
+                connection_id=self.connection_id,
+                client_id=self.client_id,
+                resolve=self.resolve,
+            )
+            if len(info.topics) + len(info.partitions) + len(info.groups) > MAX_KEPT_NAMES:
+                # As for an exchange that had them when it completed (TrafficLog.completed).
+                info = dataclasses.replace(
+                    info, topics=frozenset(), partitions=frozenset(), groups=frozenset()
+                )
+            self._info = info
+        return info
+
+    @info.setter
+    def info(self, value: RequestInfo | None) -> None:
+        self._info = value
 
     def request_info(self) -> RequestInfo:
         """What fault rules (and traffic filters) match on for this exchange."""
-        if self.info is None:
-            return RequestInfo(
-                self.api, self.version, self.broker_id, self.connection_id, self.client_id
-            )
-        return self.info
+        info = self.info
+        if info is None:
+            return self.basic_info()
+        return info
+
+    def basic_info(self) -> RequestInfo:
+        """What a rule matches on without the request's names (API, version, broker,
+        connection, client id): enough for a filter that names no topic, partition, group
+        or transactional id, and free (nothing decoded)."""
+        return RequestInfo(
+            self.api, self.version, self.broker_id, self.connection_id, self.client_id
+        )
 
     @property
     def duration_ms(self) -> int | None:
@@ -276,9 +316,18 @@ def _decode(
 def _response_body_offset(api_key: int, version: int) -> int:
     """Where the body starts in a response frame as ``encode_response`` writes it: size,
     correlation id, and the empty tag buffer of a flexible header."""
-    from mockkafka.protocol.apis import response_header_version
+    found = _BODY_OFFSETS.get((api_key, version))
+    if found is None:
+        from mockkafka.protocol.apis import response_header_version
 
-    return 8 + (1 if response_header_version(api_key, version) >= 1 else 0)
+        found = _BODY_OFFSETS[api_key, version] = 8 + (
+            1 if response_header_version(api_key, version) >= 1 else 0
+        )
+    return found
+
+
+#: (api key, version) -> :func:`_response_body_offset` (every recorded answer asks).
+_BODY_OFFSETS: dict[tuple[int, int], int] = {}
 
 
 def _decoded_bytes(body: Any, budget: int = 4096) -> int:
@@ -422,12 +471,28 @@ class TrafficLog:
         info: RequestInfo | None = None,
         frame: bytes | None = None,
         body_offset: int = 0,
+        resolve: Callable[[uuid.UUID], str | None] | None = None,
     ) -> Exchange:
         """Record a request (``size``: its frame's wire bytes; ``frame`` and
         ``body_offset``: the frame itself and where its body starts, so the log can let the
-        decoded body go once the exchange completes); returns its exchange."""
+        decoded body go once the exchange completes); returns its exchange. Without
+        ``info`` the exchange works it out when a filter first needs it, topic ids named
+        through ``resolve``."""
         self._seq += 1
         if size > self.max_body_bytes:
+            if info is None and request is not None and self.enabled:
+                # The body is not kept: its names are worked out now, while it is here.
+                from mockkafka.faults.inspect import request_info
+
+                info = request_info(
+                    api,
+                    version,
+                    request,
+                    broker_id=broker_id,
+                    connection_id=connection_id,
+                    client_id=client_id,
+                    resolve=resolve,
+                )
             request = _omitted(size, self.max_body_bytes, request)
             frame = None
         if self.origin_ms is None:
@@ -445,6 +510,7 @@ class TrafficLog:
             request,
             size=size,
             info=info,
+            resolve=resolve,
         )
         if frame is not None and self.enabled:
             ex._request_frame = (frame, body_offset)
@@ -465,7 +531,7 @@ class TrafficLog:
         if size > self.max_body_bytes:
             ex.response = _omitted(size, self.max_body_bytes, ex.response)
             frame = None
-        info = ex.info
+        info = ex._info  # (only one worked out already: the rest are capped when read)
         if info is not None and (
             len(info.topics) + len(info.partitions) + len(info.groups) > MAX_KEPT_NAMES
         ):
@@ -555,11 +621,32 @@ class TrafficLog:
         err = int(error_code(with_error)) if with_error is not None else None
         with self._lock:
             items = list(self._items)
+        # Only a filter on names needs the request's names (worked out on first need): the
+        # other fields are tried first, on what the exchange holds without decoding.
+        names = (
+            topic is not None
+            or partition is not None
+            or group is not None
+            or transactional_id is not None
+        )
+        cheap = (
+            Match(
+                api=match.api,
+                versions=match.versions,
+                broker=match.broker,
+                client_id=client_id,
+                connection=connection,
+            )
+            if names
+            else match
+        )
         out = []
         for ex in items:
             if ex.seq <= since_seq:
                 continue
-            if not match.matches(ex.request_info()):
+            if not cheap.matches(ex.basic_info()):
+                continue
+            if names and not match.matches(ex.request_info()):
                 continue
             if err is not None and err not in ex.error_codes:
                 continue
