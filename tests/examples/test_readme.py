@@ -81,11 +81,11 @@ def test_faults_block_runs_against_the_cluster_it_assumes() -> None:
             producer.list_topics(timeout=10)
         code = blocks()["Faults"]
         exec(compile(code, "README.md: Faults", "exec"), {"cluster": cluster})
-        assert len(cluster.faults.rules()) == 7
+        assert len(cluster.faults.rules()) == 11
         assert cluster.topic("orders").partition(0).log_start_offset == 100
         assert cluster.topic("orders").partition(0).high_watermark == 100
         # No client runs after the block, so its rules never fire: the cluster says so.
-        assert len(cluster.unfired_rules()) == 7
+        assert len(cluster.unfired_rules()) == 11
         cluster.faults.clear()
 
 
