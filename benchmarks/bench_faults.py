@@ -19,12 +19,8 @@ alone). Prints the median over ``--rounds`` of broker CPU and wall time per requ
 from __future__ import annotations
 
 import argparse
-import os
-import socket
 import statistics
 import sys
-import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,11 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import mockkafka  # noqa: E402
-from mockkafka.protocol import records as rec  # noqa: E402
-from mockkafka.protocol.framing import ClientConnection  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_requests import thread_cpu  # noqa: E402
+from bench_requests import produce_cost  # noqa: E402
 
 
 def _no_rules(cluster: mockkafka.Cluster) -> None:
@@ -69,47 +63,10 @@ def one_round(
     with mockkafka.Cluster(brokers=1, record_traffic=traffic) as cluster:
         cluster.create_topic("t", partitions=1, replication_factor=1)
         setup(cluster)
-        host, port = cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
-        sock = socket.create_connection((host, int(port)), timeout=30)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        conn = ClientConnection(client_id="bench")
-        now = int(time.time() * 1000)
-        batch = rec.encode_batch([(None, b"x" * 100, (), now)])
-        body = {
-            "acks": -1,
-            "timeout_ms": 30000,
-            "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": batch}]}],
-        }
-        frames = [
-            conn.send_request("Produce", 9, body, expect_response=False) for _ in range(requests)
-        ]
-        me = str(threading.get_native_id())
-        others = [t for t in os.listdir("/proc/self/task") if t != me]
-        before = {t: thread_cpu(t) for t in others}
-        t0 = time.perf_counter()
-        deadline = time.monotonic() + 120
-        for frame in frames:
-            sock.sendall(frame)
-            head = b""
-            while len(head) < 4:
-                chunk = sock.recv(4 - len(head))
-                if not chunk:
-                    raise SystemExit("closed by the broker")
-                head += chunk
-            size = int.from_bytes(head, "big")
-            got = 0
-            while got < size:
-                chunk = sock.recv(size - got)
-                if not chunk:
-                    raise SystemExit("closed by the broker")
-                got += len(chunk)
-            if time.monotonic() > deadline:
-                raise SystemExit("bench_faults: took over 120 s")
-        wall = time.perf_counter() - t0
-        broker = max(thread_cpu(t) - before[t] for t in others)  # the cluster's thread
-        sock.close()
-        cluster.faults.clear()  # never-fired rules are the point here, not a test failure
-    return broker / requests * 1e6, wall / requests * 1e6
+        try:
+            return produce_cost(cluster, requests, who="bench_faults")
+        finally:
+            cluster.faults.clear()  # never-fired rules are the point here, not a test failure
 
 
 def main(argv: list[str] | None = None) -> int:

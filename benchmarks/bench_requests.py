@@ -39,47 +39,57 @@ def thread_cpu(tid: str) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def produce_cost(
+    cluster: mockkafka.Cluster, requests: int, records: int = 1, who: str = "bench_requests"
+) -> tuple[float, float]:
+    """(broker CPU us, wall us) per Produce v9 of ``records`` x 100 B to topic ``t`` of a
+    running one-broker ``cluster``, sent one at a time by a raw client (each answer read
+    before the next request); ``bench_faults.py`` measures its rules with it too."""
+    host, port = cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)), timeout=30)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    conn = ClientConnection(client_id="bench")
+    now = int(time.time() * 1000)
+    batch = rec.encode_batch([(None, b"x" * 100, (), now) for _ in range(records)])
+    body = {
+        "acks": -1,
+        "timeout_ms": 30000,
+        "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": batch}]}],
+    }
+    frames = [conn.send_request("Produce", 9, body, expect_response=False) for _ in range(requests)]
+    me = str(threading.get_native_id())
+    others = [t for t in os.listdir("/proc/self/task") if t != me]
+    before = {t: thread_cpu(t) for t in others}
+    t0 = time.perf_counter()
+    deadline = time.monotonic() + 120
+    try:
+        for frame in frames:
+            sock.sendall(frame)
+            _read_exactly(sock, int.from_bytes(_read_exactly(sock, 4), "big"))
+            if time.monotonic() > deadline:
+                raise SystemExit(f"{who}: took over 120 s")
+        wall = time.perf_counter() - t0
+        broker = max(thread_cpu(t) - before[t] for t in others)  # the cluster's thread
+    finally:
+        sock.close()
+    return broker / requests * 1e6, wall / requests * 1e6
+
+
+def _read_exactly(sock: socket.socket, size: int) -> bytes:
+    out = b""
+    while len(out) < size:
+        chunk = sock.recv(size - len(out))
+        if not chunk:
+            raise SystemExit("closed by the broker")
+        out += chunk
+    return out
+
+
 def one_round(requests: int, records: int) -> tuple[float, float]:
     """(broker CPU us, wall us) per Produce request of ``records`` x 100 B."""
     with mockkafka.Cluster(brokers=1, record_traffic=False) as cluster:
         cluster.create_topic("t", partitions=1, replication_factor=1)
-        host, port = cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
-        sock = socket.create_connection((host, int(port)), timeout=30)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        conn = ClientConnection(client_id="bench")
-        now = int(time.time() * 1000)
-        batch = rec.encode_batch([(None, b"x" * 100, (), now) for _ in range(records)])
-        body = {
-            "acks": -1,
-            "timeout_ms": 30000,
-            "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": batch}]}],
-        }
-        frames = [
-            conn.send_request("Produce", 9, body, expect_response=False) for _ in range(requests)
-        ]
-        me = str(threading.get_native_id())
-        others = [t for t in os.listdir("/proc/self/task") if t != me]
-        before = {t: thread_cpu(t) for t in others}
-        t0 = time.perf_counter()
-        deadline = time.monotonic() + 120
-        for frame in frames:
-            sock.sendall(frame)
-            head = b""
-            while len(head) < 4:
-                head += sock.recv(4 - len(head))
-            size = int.from_bytes(head, "big")
-            got = 0
-            while got < size:
-                chunk = sock.recv(size - got)
-                if not chunk:
-                    raise SystemExit("closed by the broker")
-                got += len(chunk)
-            if time.monotonic() > deadline:
-                raise SystemExit("bench_requests: took over 120 s")
-        wall = time.perf_counter() - t0
-        broker = max(thread_cpu(t) - before[t] for t in others)  # the cluster's thread
-        sock.close()
-    return broker / requests * 1e6, wall / requests * 1e6
+        return produce_cost(cluster, requests, records)
 
 
 def main(argv: list[str] | None = None) -> int:
