@@ -57,6 +57,12 @@ QUIET = {"log_level": 3}
 # -- franz-go -----------------------------------------------------------------------------
 
 
+#: With ``--requests``: the franz-go program counts every client's requests per API and the
+#: time each waited for its answer; {(variant, target): [{api: {"requests", "wait_ms"}}]}.
+REQUESTS: dict[tuple[str, str], list[dict[str, dict[str, float]]]] = {}
+COUNT_REQUESTS = [False]
+
+
 def franz_go(bootstrap: str, variant: str, n: int, rf: int, timeout: float) -> float:
     """Seconds of one run with the franz-go program (raises RuntimeError with its stderr)."""
     binary = peers.pipeline_binary()
@@ -67,6 +73,8 @@ def franz_go(bootstrap: str, variant: str, n: int, rf: int, timeout: float) -> f
     args += ["-members", str(MEMBERS), "-max-poll", str(MAX_POLL), "-timeout", f"{timeout}s"]
     if balancer:
         args += ["-balancer", balancer]
+    if COUNT_REQUESTS[0]:
+        args.append("-requests")
     try:
         out = subprocess.run(
             args, capture_output=True, text=True, timeout=timeout + 30, check=False
@@ -75,7 +83,10 @@ def franz_go(bootstrap: str, variant: str, n: int, rf: int, timeout: float) -> f
         raise RuntimeError(f"franz-go {variant}: no answer in {timeout + 30:.0f} s") from None
     if out.returncode:
         raise RuntimeError(f"franz-go {variant}: {out.stderr.strip()[-500:]}")
-    return float(json.loads(out.stdout.strip().splitlines()[-1])["seconds"])
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    if "requests" in result:
+        REQUESTS.setdefault((variant, _TARGET[0]), []).append(result["requests"])
+    return float(result["seconds"])
 
 
 # -- confluent-kafka ----------------------------------------------------------------------
@@ -288,6 +299,8 @@ CLIENT_RUNS: dict[str, Callable[[str, str, int, int, float], float]] = {
 #: The pid of the ``mockkafka serve`` that ``open_target("process")`` runs (None outside).
 _SERVE_PID: list[int | None] = [None]
 
+_TARGET = [""]  # the target being measured (for REQUESTS)
+
 #: {(client, variant): [CPU seconds the ``serve`` process spent on each run]}, filled by
 #: :func:`run` (Linux: from /proc; empty elsewhere).
 SERVER_CPU: dict[tuple[str, str], list[float]] = {}
@@ -396,6 +409,7 @@ def run(
                     with open_target(t) as (bootstrap, rf):
                         for v in variants:
                             log(f"pipeline rep {rep + 1}/{reps}: {client} {v} on {t} ...")
+                            _TARGET[0] = t
                             cpu0 = process_cpu(_SERVE_PID[0]) if t == "process" else None
                             try:
                                 s = CLIENT_RUNS[client](bootstrap, v, n, rf, RUN_TIMEOUT_S)
@@ -420,7 +434,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variant", choices=VARIANTS, action="append")
     ap.add_argument("--target", choices=TARGETS, action="append")
     ap.add_argument("--kafka", action="store_true", help="also Apache Kafka (a JVM start)")
+    ap.add_argument(
+        "--requests",
+        action="store_true",
+        help="franz-go: print each API's requests and mean answer wait per target",
+    )
     args = ap.parse_args(argv)
+    COUNT_REQUESTS[0] = args.requests
     n = args.n or (20_000 if args.quick else 500_000)
     targets = args.target or (["process", "kfake", "kafka"] if args.kafka else ["process", "kfake"])
     results, missing = run(
@@ -454,8 +474,33 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     for t, why in missing.items():
         print(f"{t}: not measured: {why}")
+    if REQUESTS:
+        print_requests(targets)
     # a failed check on mockkafka is a finding: say it with the exit status
     return 1 if any(k.endswith(" on process") or k == "process" for k in missing) else 0
+
+
+def print_requests(targets: list[str]) -> None:
+    """Per variant and API: requests per run and the mean wait for an answer (ms), per
+    target (medians over the repetitions): what the broker was asked, what clients waited."""
+    import statistics
+
+    for variant in dict.fromkeys(v for v, _ in REQUESTS):
+        by = {t: REQUESTS.get((variant, t), []) for t in targets}
+        apis = sorted({api for runs in by.values() for run in runs for api in run})
+        print(f"\nfranz-go {variant}: requests per run / mean wait ms, per target")
+        print(f"{'api':<24}" + "".join(f" {t:>20}" for t in targets if by[t]))
+        for api in apis:
+            cells = []
+            for t in targets:
+                if not by[t]:
+                    continue
+                got = [run.get(api, {"requests": 0, "wait_ms": 0.0}) for run in by[t]]
+                count = statistics.median(g["requests"] for g in got)
+                waits = [g["wait_ms"] / g["requests"] for g in got if g["requests"]]
+                mean = statistics.median(waits) if waits else 0.0
+                cells.append(f" {count:>10,.0f} / {mean:>6.2f}")
+            print(f"{api:<24}" + "".join(cells))
 
 
 if __name__ == "__main__":

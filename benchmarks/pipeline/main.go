@@ -35,6 +35,47 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// requestStats counts, per API, the requests every client of the run sent and the time each
+// waited for its answer (from the request's write to the end of reading its answer), with
+// -requests: what the broker was asked to do and what the clients waited for.
+type requestStats struct {
+	mu    sync.Mutex
+	count map[int16]int64
+	wait  map[int16]time.Duration
+}
+
+func (s *requestStats) OnBrokerE2E(_ kgo.BrokerMetadata, key int16, e2e kgo.BrokerE2E) {
+	if e2e.Err() != nil {
+		return
+	}
+	s.mu.Lock()
+	s.count[key]++
+	s.wait[key] += e2e.DurationE2E()
+	s.mu.Unlock()
+}
+
+func (s *requestStats) summary() map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]any{}
+	for key, n := range s.count {
+		out[kmsg.NameForKey(key)] = map[string]any{
+			"requests": n, "wait_ms": float64(s.wait[key].Microseconds()) / 1000,
+		}
+	}
+	return out
+}
+
+var stats *requestStats
+
+// hooks is what every client of the run is created with: the request accounting, when asked.
+func hooks() []kgo.Opt {
+	if stats == nil {
+		return nil
+	}
+	return []kgo.Opt{kgo.WithHooks(stats)}
+}
+
 type config struct {
 	boot       []string
 	n          int
@@ -118,6 +159,7 @@ func stage(ctx context.Context, c *config, st int, stop *atomic.Bool, forwarded 
 		kgo.DefaultProduceTopic(out),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 	}
+	base = append(base, hooks()...)
 	poll := func(p interface {
 		PollRecords(context.Context, int) kgo.Fetches
 	}) []*kgo.Record {
@@ -184,7 +226,7 @@ func stage(ctx context.Context, c *config, st int, stop *atomic.Bool, forwarded 
 }
 
 func produce(ctx context.Context, c *config) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.boot...), kgo.DefaultProduceTopic(c.topic(0)))
+	cl, err := kgo.NewClient(append(hooks(), kgo.SeedBrokers(c.boot...), kgo.DefaultProduceTopic(c.topic(0)))...)
 	if err != nil {
 		fail("producer: %v", err)
 	}
@@ -219,7 +261,11 @@ func main() {
 	flag.IntVar(&c.maxPoll, "max-poll", 500, "most records a stage takes per poll (and commits at once), as max.poll.records")
 	flag.StringVar(&c.prefix, "prefix", fmt.Sprintf("pipe%d", time.Now().UnixNano()), "topic and group prefix")
 	flag.DurationVar(&c.timeout, "timeout", 300*time.Second, "deadline of the whole run")
+	requests := flag.Bool("requests", false, "count every client's requests and answer waits per API (printed as \"requests\")")
 	flag.Parse()
+	if *requests {
+		stats = &requestStats{count: map[int16]int64{}, wait: map[int16]time.Duration{}}
+	}
 	if *boot == "" || c.n < 1 || c.members < 1 || (c.mode != "group" && c.mode != "txn") {
 		fail("usage: -bootstrap HOST:PORT [-n N] [-mode group|txn] [-balancer eager|cooperative|consumer]")
 	}
@@ -269,6 +315,7 @@ func main() {
 	if c.mode == "txn" {
 		ropts = append(ropts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	}
+	ropts = append(ropts, hooks()...)
 	reader, err := kgo.NewClient(ropts...)
 	if err != nil {
 		fail("reader: %v", err)
@@ -312,9 +359,13 @@ func main() {
 		fail("topic 3 holds %d of %d records, %d duplicates, %d foreign (after %.1f s; %d warnings)",
 			unique, c.n, dupes, alien, elapsed.Seconds(), warnings.Load())
 	}
-	out, _ := json.Marshal(map[string]any{
+	result := map[string]any{
 		"seconds": elapsed.Seconds(), "records": c.n, "mode": c.mode, "balancer": c.balancer,
 		"members": c.members, "warnings": warnings.Load(),
-	})
+	}
+	if stats != nil {
+		result["requests"] = stats.summary()
+	}
+	out, _ := json.Marshal(result)
 	fmt.Println(string(out))
 }

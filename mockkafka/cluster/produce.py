@@ -108,41 +108,46 @@ def validation_is_costly(data: RecordsBlob) -> bool:
             except ProtocolError:  # too big (or corrupt): let the worker thread decide
                 return True
     if sections:
-        _INFLATED.keep(data, sections)
+        _INFLATED.keep(data, batches, sections)
     return False
 
 
+Batches = list[tuple[rec.BatchHeader, memoryview]]
+
+
 class _InflatedSections:
-    """The records sections :func:`validation_is_costly` decompressed, by blob, kept for the
-    validation that follows it on the same thread (:func:`append_records`), so a compressed
-    batch is inflated once per produce instead of twice. Bounded by bytes (the oldest go
-    first: a blob whose request was answered some other way is simply dropped later); an
-    entry holds its blob, so the id it is filed under cannot be reused while it is kept."""
+    """The batches :func:`validation_is_costly` split and the records sections it
+    decompressed, by blob, kept for the validation that follows it on the same thread
+    (:func:`append_records`), so a compressed blob is split and inflated once per produce
+    instead of twice. Bounded by bytes (the oldest go first: a blob whose request was
+    answered some other way is simply dropped later); an entry holds its blob, so the id it
+    is filed under cannot be reused, nor the blob freed under its batches, while it is kept."""
 
     BUDGET = 8 * 1024 * 1024
 
     def __init__(self) -> None:
-        self._by_id: OrderedDict[int, tuple[object, dict[int, bytes], int]] = OrderedDict()
+        self._by_id: OrderedDict[int, tuple[object, Batches, dict[int, bytes], int]] = OrderedDict()
         self._bytes = 0
 
-    def keep(self, blob: object, sections: dict[int, bytes]) -> None:
+    def keep(self, blob: object, batches: Batches, sections: dict[int, bytes]) -> None:
         size = sum(len(b) for b in sections.values())
         if size > self.BUDGET:
             return
         self.take(blob)
-        self._by_id[id(blob)] = (blob, sections, size)
+        self._by_id[id(blob)] = (blob, batches, sections, size)
         self._bytes += size
         while self._bytes > self.BUDGET:
-            _, (_, _, old) = self._by_id.popitem(last=False)
+            _, (_, _, _, old) = self._by_id.popitem(last=False)
             self._bytes -= old
 
-    def take(self, blob: object) -> dict[int, bytes] | None:
+    def take(self, blob: object) -> tuple[Batches, dict[int, bytes]] | None:
+        """The (batches, sections) kept for ``blob`` (forgotten here), or None."""
         entry = self._by_id.get(id(blob))
         if entry is None or entry[0] is not blob:
             return None
         del self._by_id[id(blob)]
-        self._bytes -= entry[2]
-        return entry[1]
+        self._bytes -= entry[3]
+        return entry[1], entry[2]
 
 
 _INFLATED = _InflatedSections()
@@ -228,9 +233,15 @@ def append_records(
     ``validated`` is :func:`validate_records` already run on ``data`` (the server runs it off
     the event loop for big requests); by default it runs here.
     """
-    batches = _split(data)
-    if isinstance(batches, ProduceOutcome):
-        return batches
+    kept = _INFLATED.take(data)
+    sections: dict[int, bytes] | None = None
+    if kept is not None:  # split and inflated by validation_is_costly already
+        batches, sections = kept
+    else:
+        split = _split(data)
+        if isinstance(split, ProduceOutcome):
+            return split
+        batches = split
     if not batches:
         return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message="no record batch")
     max_bytes = topic.config_int("max.message.bytes")
@@ -243,9 +254,7 @@ def append_records(
         if not rec.verify_crc(header, raw):
             return ProduceOutcome(ErrorCode.CORRUPT_MESSAGE, message="CRC mismatch")
     if isinstance(validated, Unchecked):
-        validated = validate_batches(
-            batches, limits(state).max_decompressed_batch_bytes, _INFLATED.take(data)
-        )
+        validated = validate_batches(batches, limits(state).max_decompressed_batch_bytes, sections)
     if validated is not None:
         return validated
     first = batches[0][0]

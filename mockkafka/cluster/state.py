@@ -194,7 +194,10 @@ class ClusterState:
         """Run ``fn`` at cluster time ``at_ms`` (or soon after); cancel with ``.cancel()``."""
         t = TimerHandle(at_ms, next(self._timer_seq), fn)
         heapq.heappush(self._timers, t)
-        self.notify(_TIMERS_CHANGED)
+        if self._timers[0] is t:
+            # The server's timer task sleeps until the earliest timer: only a new earliest
+            # moves its wake-up (a heartbeat or a transaction re-arms one per request).
+            self.notify(_TIMERS_CHANGED)
         return t
 
     def call_later(self, delay_ms: int, fn: Callable[[], None]) -> TimerHandle:

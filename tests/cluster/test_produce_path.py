@@ -235,33 +235,60 @@ def test_zstd_needs_produce_v7(state: ClusterState) -> None:
     assert produce(state, "t", data, version=7)["error_code"] == 0
 
 
-def test_a_compressed_batch_is_inflated_once_per_produce(
+def test_a_compressed_batch_is_split_and_inflated_once_per_produce(
     state: ClusterState, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The server asks validation_is_costly first (it inflates a compressed batch to size
-    it), then the handler validates: the records are inflated once, and are all stored."""
+    """The server asks validation_is_costly first (it splits the blob and inflates a
+    compressed batch to size it), then the handler validates and appends: the blob is split
+    once and its records inflated once, and all of them are stored."""
     from mockkafka.cluster import produce as produce_mod
     from mockkafka.protocol import records as records_mod
 
     data = rec.encode_batch(
         [(None, b"v%d" % i) for i in range(50)], compression=rec.CompressionType.GZIP
     )
-    calls: list[int] = []
-    real = produce_mod.decompress
+    inflated: list[int] = []
+    splits: list[int] = []
+    real, real_split = produce_mod.decompress, records_mod.split_batches
 
     def counting(*args: Any, **kwargs: Any) -> bytes:
-        calls.append(1)
+        inflated.append(1)
         return real(*args, **kwargs)
+
+    def counting_split(*args: Any, **kwargs: Any) -> Any:
+        splits.append(1)
+        return real_split(*args, **kwargs)
 
     monkeypatch.setattr(produce_mod, "decompress", counting)
     monkeypatch.setattr(records_mod, "decompress", counting)
+    monkeypatch.setattr(records_mod, "split_batches", counting_split)
     assert produce_mod.validation_is_costly(data) is False
     assert produce(state, "t", data)["error_code"] == ErrorCode.NONE
-    assert len(calls) == 1
+    assert (len(inflated), len(splits)) == (1, 1)
     assert state.partition("t", 0).log.log_end_offset == 50
-    # without the sizing step (a direct append) it is inflated by the validation itself
+    # without the sizing step (a direct append) the append splits and inflates it itself
     assert produce(state, "t", data)["error_code"] == ErrorCode.NONE
-    assert len(calls) == 2
+    assert (len(inflated), len(splits)) == (2, 2)
+    assert state.partition("t", 0).log.log_end_offset == 100
+    values = [r.value for r in state.partition("t", 0).log.records()]
+    assert values == [b"v%d" % i for i in range(50)] * 2
+
+
+def test_a_blob_sized_but_then_refused_does_not_leave_its_batches_to_a_later_produce(
+    state: ClusterState,
+) -> None:
+    """A blob whose request was answered some other way (an ACL, a fault) is dropped from
+    what the sizing step kept once another blob is produced; a new blob with equal bytes is
+    split on its own and stored."""
+    from mockkafka.cluster import produce as produce_mod
+
+    first = rec.encode_batch([(None, b"a")], compression=rec.CompressionType.GZIP)
+    assert produce_mod.validation_is_costly(first) is False
+    second = bytes(bytearray(first))  # equal bytes, another object
+    assert second is not first
+    assert produce(state, "t", second)["error_code"] == ErrorCode.NONE
+    assert produce(state, "t", first)["error_code"] == ErrorCode.NONE
+    assert state.partition("t", 0).log.log_end_offset == 2
 
 
 def test_an_inflated_batch_bigger_than_the_broker_allows_is_still_refused(
