@@ -175,7 +175,9 @@ def test_timeline_explains_its_columns_once_and_names_rules_per_test(
             assert False
         """
     )
-    result = pytester.runpytest()
+    # In a subprocess: in this one, pytester's record of the failure would keep the
+    # producer (and its librdkafka threads, retrying the stopped cluster) alive.
+    result = pytester.runpytest_subprocess()
     result.assert_outcomes(failed=2)
     out = result.stdout.str()
     # Both runs name their rules rule-1 (per cluster), whatever ran before them.
@@ -238,7 +240,7 @@ def test_client_fails(kafka_cluster):
     AdminClient({"bootstrap.servers": kafka_cluster.bootstrap_servers}).list_topics(timeout=5)
 """
     )
-    result = pytester.runpytest()
+    result = pytester.runpytest_subprocess()  # see the timeline test: the client dies with it
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
