@@ -65,7 +65,7 @@ def produce_cost(
     try:
         for frame in frames:
             sock.sendall(frame)
-            _read_exactly(sock, int.from_bytes(_read_exactly(sock, 4), "big"))
+            read_exactly(sock, int.from_bytes(read_exactly(sock, 4), "big"))
             if time.monotonic() > deadline:
                 raise SystemExit(f"{who}: took over 120 s")
         wall = time.perf_counter() - t0
@@ -75,7 +75,7 @@ def produce_cost(
     return broker / requests * 1e6, wall / requests * 1e6
 
 
-def _read_exactly(sock: socket.socket, size: int) -> bytes:
+def read_exactly(sock: socket.socket, size: int) -> bytes:
     out = b""
     while len(out) < size:
         chunk = sock.recv(size - len(out))

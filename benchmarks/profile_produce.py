@@ -27,8 +27,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import trio  # noqa: E402
+from bench_requests import read_exactly  # noqa: E402
 
 from mockkafka import open_cluster  # noqa: E402
 from mockkafka.protocol import records as rec  # noqa: E402
@@ -116,23 +118,12 @@ def client(port: int, frames_: list[bytes], done: list[float]) -> None:
     try:
         for frame in frames_:
             sock.sendall(frame)
-            size = int.from_bytes(_read(sock, 4), "big")
-            _read(sock, size)
+            read_exactly(sock, int.from_bytes(read_exactly(sock, 4), "big"))
             if time.monotonic() > deadline:
                 raise SystemExit("profile_produce: took over 120 s")
     finally:
         sock.close()
         done.append(time.monotonic())
-
-
-def _read(sock: socket.socket, size: int) -> bytes:
-    out = b""
-    while len(out) < size:
-        chunk = sock.recv(size - len(out))
-        if not chunk:
-            raise SystemExit("closed by the broker")
-        out += chunk
-    return out
 
 
 async def run(args: argparse.Namespace, profiler: Any) -> None:
@@ -169,7 +160,7 @@ def report(profiler: Any, lines: int) -> None:
         total = sum(t for _, _, t in timings) * unit
         totals.append((total, filename, first, name, timings))
     totals.sort(reverse=True)
-    loop = next((t for t, _, _, n, _ in totals if n == "_serve_connection"), 0.0) or 1.0
+    loop = next((t for t, _, _, n, _ in totals if n.endswith("_serve_connection")), 0.0) or 1.0
     print(f"{'function':<44} {'time s':>8} {'share of loop':>14}")
     for total, _filename, _first, name, _ in totals:
         if total:
