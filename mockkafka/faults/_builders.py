@@ -98,7 +98,9 @@ class ActionBuilders:
 
     def partial_trailing_batch(self) -> Self:
         """Fetch: end a matching partition's records with a batch cut mid-record (as a broker does
-        when ``max_bytes`` runs out). Fires only on responses with records to cut.
+        when ``max_bytes`` runs out). Fires only on responses with records to cut. ShareFetch: the
+        acquired batches arrive whole and a cut copy of the next batch in the log follows them
+        (fires only when the log has one).
 
         Adds :class:`~mockkafka.faults.actions.partial_trailing_batch.PartialTrailingBatch`.
         """

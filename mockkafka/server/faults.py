@@ -512,7 +512,8 @@ def _previous_batch(
 def _next_batch(
     ctx: RequestContext, body: dict[str, Any], topic: str, idx: int, data: Any
 ) -> bytes | None:
-    """The batch after the last one in ``data`` (Fetch), if the log has it for this reader."""
+    """The batch after the last one in ``data`` (Fetch, ShareFetch), if the log has it for
+    this reader."""
     t = ctx.cluster.topics.get(topic)
     if t is None or idx >= len(t.partitions):
         return None
@@ -524,5 +525,7 @@ def _next_batch(
         return None
     log = t.partitions[idx].log
     upto = log.last_stable_offset if body.get("isolation_level", 0) == 1 else log.high_watermark
-    got = log.read(last.next_offset, 1, upto=upto, magic=_magic_for(ctx.version))
+    # ShareFetch (any version) reads record batches v2, as Fetch v4+ does.
+    magic = 2 if ctx.api.name == "ShareFetch" else _magic_for(ctx.version)
+    got = log.read(last.next_offset, 1, upto=upto, magic=magic)
     return got[0] if got else None
