@@ -128,3 +128,60 @@ def test_a_share_consumer_reads_and_acknowledges_edited_records(
         assert len(with_records) >= 2
         assert [e.seq for e in fetches if rule.name in e.faults] == [e.seq for e in with_records]
         assert rule.fired == len(with_records)
+
+
+def test_a_share_consumer_skips_the_cut_batch_after_its_acquired_ones() -> None:
+    # The broker hands a share consumer at most 200 records an answer here (the in-flight
+    # limit), so 250 single-record batches take two answers: the first ends in a cut copy
+    # of the batch after its acquired ones, the last has nothing after it to cut.
+    n = 250
+    topic, group = unique("shp"), unique("shpg")
+    with mockkafka.Cluster(brokers=1) as cluster:
+        cluster.create_topic(topic)
+        cluster.set_group_config(group, {"share.auto.offset.reset": "earliest"})
+        for i in range(n):
+            cluster.produce(topic, f"v{i}")
+        rule = cluster.faults.on("ShareFetch", group=group).every_time().partial_trailing_batch()
+        consumer = ck.ShareConsumer(
+            {
+                "bootstrap.servers": cluster.bootstrap_servers,
+                "group.id": group,
+                "share.acknowledgement.mode": "explicit",
+            }
+        )
+        deliveries: dict[int, int] = {}
+        try:
+            consumer.subscribe([topic])
+            deadline = time.monotonic() + DEADLINE_S
+            while len(deliveries) < n:
+                assert time.monotonic() < deadline, f"got {len(deliveries)} of {n} records"
+                for m in consumer.poll(0.2) or []:
+                    assert m.error() is None, m.error()
+                    assert m.value() == f"v{m.offset()}".encode()
+                    deliveries[m.offset()] = deliveries.get(m.offset(), 0) + 1
+                    consumer.acknowledge(m)
+            consumer.commit_sync(10)
+        finally:
+            consumer.close()
+        assert set(deliveries.values()) == {1}
+        assert cluster.share_group(group).partition(topic, 0).start_offset == n
+        ends = {
+            e.seq: max(
+                a["last_offset"]
+                for t in (e.response or {}).get("responses") or []
+                for p in t.get("partitions") or []
+                for a in p.get("acquired_records") or []
+            )
+            for e in cluster.traffic.requests("ShareFetch", group=group)
+            if any(
+                p.get("acquired_records")
+                for t in (e.response or {}).get("responses") or []
+                for p in t.get("partitions") or []
+            )
+        }
+        cut = [seq for seq, last in ends.items() if last < n - 1]
+        assert cut and len(ends) > len(cut)  # some answers had a next batch, the last none
+        assert [
+            e.seq for e in cluster.traffic.requests("ShareFetch") if rule.name in e.faults
+        ] == cut
+        assert rule.fired == len(cut)
