@@ -29,6 +29,7 @@ rules that fired are recorded in the exchange's ``faults``.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, NoReturn, Protocol
@@ -308,10 +309,42 @@ def select(
             client_id=ctx.client_id,
             resolve=topic_resolver(ctx.cluster),
         )
+    if ctx.api.name == "ShareFetch":
+        info = ex.info = _with_share_session(ctx, body, info)
     fired, deferred = engine.select(info, reserve=True)
     if not fired and not deferred:
         return None
     return ServerCall(server, engine, conn, ctx, ex, body, info, fired, deferred)
+
+
+def _with_share_session(
+    ctx: RequestContext, body: dict[str, Any], info: RequestInfo
+) -> RequestInfo:
+    """``info`` with the partitions of the member's share session on this broker: a
+    ShareFetch in an open session fetches from all of them though it names only those it
+    adds or acknowledges, so a rule on a topic or partition (``topic=``, ``partition=``)
+    must see every answer that can carry its records, not only the session's first."""
+    if body.get("share_session_epoch", 0) in (0, -1):
+        return info  # opening: the request names them all; closing: it fetches nothing
+    group_id, member_id = body.get("group_id"), body.get("member_id")
+    if not isinstance(group_id, str) or not isinstance(member_id, str):
+        return info
+    g = ctx.cluster.groups.share_group(group_id, create=False)
+    session = None if isinstance(g, ErrorCode) else g.session(ctx.broker_id, member_id)
+    if session is None:
+        return info
+    parts = {
+        (t.name, idx)
+        for tid, idx in session.partitions
+        if (t := ctx.cluster.topics_by_id.get(tid)) is not None
+    }
+    if parts <= info.partitions:
+        return info
+    return dataclasses.replace(
+        info,
+        topics=info.topics | {name for name, _ in parts},
+        partitions=info.partitions | parts,
+    )
 
 
 async def before(call: ServerCall) -> None:

@@ -64,8 +64,12 @@ class Member:
         )
         assert joined["error_code"] == 0
 
-    def fetch(self, acks: list[dict[str, Any]] | None = None, **extra: Any) -> dict[str, Any]:
-        """One ShareFetch v2 (no wait), acknowledging ``acks``; the partition's answer."""
+    def fetch(
+        self, acks: list[dict[str, Any]] | None = None, *, named: bool = True, **extra: Any
+    ) -> dict[str, Any]:
+        """One ShareFetch v2 (no wait), acknowledging ``acks``; the partition's answer.
+        ``named=False``: the request names no partition (a session's later fetch)."""
+        partition = {"partition_index": 0, "acknowledgement_batches": acks or []}
         body = {
             "group_id": "sg",
             "member_id": "m1",
@@ -75,12 +79,7 @@ class Member:
             "max_bytes": 1 << 20,
             "max_records": 500,
             "batch_size": 500,
-            "topics": [
-                {
-                    "topic_id": self.topic_id,
-                    "partitions": [{"partition_index": 0, "acknowledgement_batches": acks or []}],
-                }
-            ],
+            "topics": [{"topic_id": self.topic_id, "partitions": [partition]}] if named else [],
             **extra,
         }
         resp = self.raw.request("ShareFetch", 2, body)
@@ -185,7 +184,11 @@ EDITS: list[tuple[str, dict[str, Any], Expect]] = [
 ]
 
 
-@pytest.mark.parametrize(("action", "kwargs", "expect"), EDITS, ids=lambda x: str(x))
+@pytest.mark.parametrize(
+    ("action", "kwargs", "expect"),
+    EDITS,
+    ids=[f"{a}({','.join(f'{k}={v}' for k, v in kw.items())})" for a, kw, _ in EDITS],
+)
 def test_an_edited_share_fetch_answer_is_acquired_and_acknowledged_as_any(
     cluster: mockkafka.Cluster,
     member: Member,
@@ -312,3 +315,21 @@ def test_partial_trailing_batch_never_cuts_an_acquired_batch(
     assert acquired(last) == [(3, 3, 1)] and [r.offset for r in records(last)] == [3]
     assert rule.fired == 1
     assert cluster.share_group("sg").partition("t", 0).offsets("Acquired") == [3]
+
+
+def test_a_rule_on_a_topic_edits_the_later_fetches_of_a_share_session(
+    cluster: mockkafka.Cluster, member: Member
+) -> None:
+    # After the session opens, a ShareFetch names only the partitions it adds or
+    # acknowledges; it still fetches from all of the session's (the Java client's requests)
+    rule = cluster.faults.on("ShareFetch", topic="t", partition=0).every_time()
+    rule = rule.skew_timestamps(ms=1000)
+    for n in range(2):
+        p = member.fetch(named=n == 0, max_records=2, share_acquire_mode=1)
+        assert acquired(p) == [(2 * n, 2 * n + 1, 1)]
+        assert all(r.timestamp == TS + r.offset + 1000 for r in records(p))
+    assert rule.fired == 2
+    assert [e.faults for e in cluster.traffic.requests("ShareFetch", topic="t")] == [
+        [rule.name],
+        [rule.name],
+    ]
