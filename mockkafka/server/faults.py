@@ -310,20 +310,19 @@ def select(
             resolve=topic_resolver(ctx.cluster),
         )
     if ctx.api.name == "ShareFetch":
-        info = ex.info = _with_share_session(ctx, body, info)
+        info = ex.info = share_session_info(ctx, body, info)
     fired, deferred = engine.select(info, reserve=True)
     if not fired and not deferred:
         return None
     return ServerCall(server, engine, conn, ctx, ex, body, info, fired, deferred)
 
 
-def _with_share_session(
-    ctx: RequestContext, body: dict[str, Any], info: RequestInfo
-) -> RequestInfo:
+def share_session_info(ctx: RequestContext, body: dict[str, Any], info: RequestInfo) -> RequestInfo:
     """``info`` with the partitions of the member's share session on this broker: a
     ShareFetch in an open session fetches from all of them though it names only those it
     adds or acknowledges, so a rule on a topic or partition (``topic=``, ``partition=``)
-    must see every answer that can carry its records, not only the session's first."""
+    must see every answer that can carry its records, not only the session's first, and a
+    traffic filter every exchange that fetched from it (the traffic stage asks too)."""
     if body.get("share_session_epoch", 0) in (0, -1):
         return info  # opening: the request names them all; closing: it fetches nothing
     group_id, member_id = body.get("group_id"), body.get("member_id")

@@ -333,3 +333,13 @@ def test_a_rule_on_a_topic_edits_the_later_fetches_of_a_share_session(
         [rule.name],
         [rule.name],
     ]
+
+
+def test_traffic_on_a_topic_lists_every_fetch_of_a_share_session_holding_it(
+    cluster: mockkafka.Cluster, member: Member
+) -> None:
+    # no rule is there: the traffic log's own filter sees the session's partitions too
+    member.fetch(max_records=2, share_acquire_mode=1)
+    member.fetch(named=False, max_records=2, share_acquire_mode=1)
+    assert len(cluster.traffic.requests("ShareFetch", topic="t", partition=0)) == 2
+    assert cluster.traffic.requests("ShareFetch", topic="other") == []
