@@ -98,14 +98,17 @@ class ActionBuilders:
 
     def partial_trailing_batch(self) -> Self:
         """Fetch: end a matching partition's records with a batch cut mid-record (as a broker does
-        when ``max_bytes`` runs out). Fires only on responses with records to cut.
+        when ``max_bytes`` runs out). Fires only on responses with records to cut. ShareFetch: the
+        acquired batches arrive whole and a cut copy of the next batch in the log follows them
+        (fires only when the log has one).
 
         Adds :class:`~mockkafka.faults.actions.partial_trailing_batch.PartialTrailingBatch`.
         """
         return self.then(PartialTrailingBatch())
 
     def corrupt_batch(self) -> Self:
-        """Fetch: flip a byte in the CRC-covered part of a matching partition's first batch.
+        """Fetch and ShareFetch: flip a byte in the CRC-covered part of a matching partition's first
+        batch.
 
         Adds :class:`~mockkafka.faults.actions.corrupt_batch.CorruptBatch`.
         """
@@ -129,10 +132,10 @@ class ActionBuilders:
         part: Literal["value", "key", "headers"] = "value",
         seed: int | None = None,
     ) -> Self:
-        """Fetch: every record's value (or key, or header values) in a matching partition's answer
-        has each byte changed, length kept, and the batches are re-encoded with valid CRCs in their
-        format and codec: the client library accepts them and the application's deserializer meets
-        the garbage. The log is untouched. Null and empty values are left alone.
+        """Fetch and ShareFetch: every record's value (or key, or header values) in a matching
+        partition's answer has each byte changed, length kept, and the batches are re-encoded with
+        valid CRCs in their format and codec: the client library accepts them and the application's
+        deserializer meets the garbage. The log is untouched. Null and empty values are left alone.
 
         ``part``: what to garble: value, key or headers (header values).
         ``seed``: the same garbage on every run (None: fresh each time).
@@ -142,10 +145,10 @@ class ActionBuilders:
         return self.then(CorruptPayload(part=part, seed=seed))
 
     def schema_id(self, *, id: int | None = None, magic: int | None = None) -> Self:
-        """Fetch: each value in the Confluent schema-registry wire format (magic byte 0, then a
-        4-byte big-endian schema id) gets schema id ``id`` (one the registry does not know, or
-        another subject's) and/or magic byte ``magic``; the payload is kept, batches stay valid.
-        Values not in that format are left alone (no registry serializer wrote them).
+        """Fetch and ShareFetch: each value in the Confluent schema-registry wire format (magic byte
+        0, then a 4-byte big-endian schema id) gets schema id ``id`` (one the registry does not
+        know, or another subject's) and/or magic byte ``magic``; the payload is kept, batches stay
+        valid. Values not in that format are left alone (no registry serializer wrote them).
 
         ``id``: the schema id to write (int32).
         ``magic``: the magic byte to write instead of 0.
@@ -155,10 +158,10 @@ class ActionBuilders:
         return self.then(SchemaId(id=id, magic=magic))
 
     def skew_timestamps(self, *, ms: int) -> Self:
-        """Fetch: the CreateTime timestamps of a matching partition's records moved by ``ms``
-        (positive: from the future; negative: from the past, not below 0), batch timestamps and CRCs
-        kept valid. LogAppendTime batches and records without a timestamp are left alone. Match a
-        partition (``partition=``) to skew one producer's clock.
+        """Fetch and ShareFetch: the CreateTime timestamps of a matching partition's records moved
+        by ``ms`` (positive: from the future; negative: from the past, not below 0), batch
+        timestamps and CRCs kept valid. LogAppendTime batches and records without a timestamp are
+        left alone. Match a partition (``partition=``) to skew one producer's clock.
 
         ``ms``: milliseconds to move by (non-zero; negative: into the past).
 

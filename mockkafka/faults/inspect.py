@@ -276,15 +276,22 @@ def _cut(entry: bytes) -> bytes:
     return entry[: head + max(1, (len(entry) - head) // 2)][: len(entry) - 1]
 
 
-def cut_trailing_batch(records: Any, next_batch: bytes | None = None) -> bytes | None:
+def cut_trailing_batch(
+    records: Any, next_batch: bytes | None = None, *, keep_complete: bool = False
+) -> bytes | None:
     """``records`` ending in a partial batch, or None when there is nothing to cut.
 
     With two or more batches the last is cut mid-record; with one, a cut copy of
     ``next_batch`` (the batch that follows in the log) is appended, so the client always
-    receives at least one complete batch, as from a real broker.
+    receives at least one complete batch, as from a real broker. ``keep_complete=True``
+    (ShareFetch: every batch holds records the answer says were acquired, and Kafka acquires
+    only from complete batches) never cuts one of ``records``: only a cut copy of
+    ``next_batch`` is appended (None without one).
     """
     data = _as_bytes(records)
     ents = _entries(data)
+    if keep_complete:
+        return data[: ents[-1][1]] + _cut(next_batch) if ents and next_batch else None
     if len(ents) >= 2:
         s, e = ents[-1]
         return data[:s] + _cut(data[s:e])

@@ -70,6 +70,7 @@ BEFORE_AUTH = frozenset(
     API_BY_NAME[n].key for n in ("ApiVersions", "SaslHandshake", "SaslAuthenticate")
 )
 PRODUCE_KEY = API_BY_NAME["Produce"].key
+SHARE_FETCH_KEY = API_BY_NAME["ShareFetch"].key
 
 
 class Host(Protocol):
@@ -258,6 +259,9 @@ async def traffic(d: Dispatch) -> None:
         # fault stage, when a rule is there to see the request): not on every request.
         resolve=host.state.resolve_topic_id,
     )
+    if hdr.api_key == SHARE_FETCH_KEY and d.ex.info is not None:
+        # a share session's fetch reads partitions its request does not name
+        d.ex.info = fault_stage.share_session_info(d.ctx, d.body, d.ex.info)
 
 
 # -- 4. faults, before the handler ---------------------------------------------------------------

@@ -29,6 +29,7 @@ rules that fired are recorded in the exchange's ``faults``.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, NoReturn, Protocol
@@ -308,10 +309,41 @@ def select(
             client_id=ctx.client_id,
             resolve=topic_resolver(ctx.cluster),
         )
+    if ctx.api.name == "ShareFetch":
+        info = ex.info = share_session_info(ctx, body, info)
     fired, deferred = engine.select(info, reserve=True)
     if not fired and not deferred:
         return None
     return ServerCall(server, engine, conn, ctx, ex, body, info, fired, deferred)
+
+
+def share_session_info(ctx: RequestContext, body: dict[str, Any], info: RequestInfo) -> RequestInfo:
+    """``info`` with the partitions of the member's share session on this broker: a
+    ShareFetch in an open session fetches from all of them though it names only those it
+    adds or acknowledges, so a rule on a topic or partition (``topic=``, ``partition=``)
+    must see every answer that can carry its records, not only the session's first, and a
+    traffic filter every exchange that fetched from it (the traffic stage asks too)."""
+    if body.get("share_session_epoch", 0) in (0, -1):
+        return info  # opening: the request names them all; closing: it fetches nothing
+    group_id, member_id = body.get("group_id"), body.get("member_id")
+    if not isinstance(group_id, str) or not isinstance(member_id, str):
+        return info
+    g = ctx.cluster.groups.share_group(group_id, create=False)
+    session = None if isinstance(g, ErrorCode) else g.session(ctx.broker_id, member_id)
+    if session is None:
+        return info
+    parts = {
+        (t.name, idx)
+        for tid, idx in session.partitions
+        if (t := ctx.cluster.topics_by_id.get(tid)) is not None
+    }
+    if parts <= info.partitions:
+        return info
+    return dataclasses.replace(
+        info,
+        topics=info.topics | {name for name, _ in parts},
+        partitions=info.partitions | parts,
+    )
 
 
 async def before(call: ServerCall) -> None:
@@ -512,7 +544,8 @@ def _previous_batch(
 def _next_batch(
     ctx: RequestContext, body: dict[str, Any], topic: str, idx: int, data: Any
 ) -> bytes | None:
-    """The batch after the last one in ``data`` (Fetch), if the log has it for this reader."""
+    """The batch after the last one in ``data`` (Fetch, ShareFetch), if the log has it for
+    this reader."""
     t = ctx.cluster.topics.get(topic)
     if t is None or idx >= len(t.partitions):
         return None
@@ -524,5 +557,7 @@ def _next_batch(
         return None
     log = t.partitions[idx].log
     upto = log.last_stable_offset if body.get("isolation_level", 0) == 1 else log.high_watermark
-    got = log.read(last.next_offset, 1, upto=upto, magic=_magic_for(ctx.version))
+    # ShareFetch (any version) reads record batches v2, as Fetch v4+ does.
+    magic = 2 if ctx.api.name == "ShareFetch" else _magic_for(ctx.version)
+    got = log.read(last.next_offset, 1, upto=upto, magic=magic)
     return got[0] if got else None

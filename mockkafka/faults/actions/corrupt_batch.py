@@ -10,7 +10,7 @@ from mockkafka.faults.actions._base import DATA, RECORD_RESPONSE_APIS, Action, F
 
 @dataclass(frozen=True, slots=True, repr=False)
 class CorruptBatch(Action):
-    """Fetch: flip a byte in the CRC-covered part of a matching partition's first batch."""
+    """Fetch and ShareFetch: flip a byte in the CRC-covered part of a matching partition's first batch."""
 
     NAME: ClassVar[str] = "corrupt_batch"
     PHASE: ClassVar[str] = DATA

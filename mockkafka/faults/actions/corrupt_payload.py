@@ -13,7 +13,7 @@ PARTS = ("value", "key", "headers")
 
 @dataclass(frozen=True, slots=True, repr=False)
 class CorruptPayload(Action):
-    """Fetch: every record's value (or key, or header values) in a matching partition's
+    """Fetch and ShareFetch: every record's value (or key, or header values) in a matching partition's
     answer has each byte changed, length kept, and the batches are re-encoded with valid
     CRCs in their format and codec: the client library accepts them and the application's
     deserializer meets the garbage. The log is untouched. Null and empty values are left

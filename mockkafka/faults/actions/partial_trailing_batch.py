@@ -11,7 +11,9 @@ from mockkafka.faults.actions._base import DATA, RECORD_RESPONSE_APIS, Action, F
 @dataclass(frozen=True, slots=True, repr=False)
 class PartialTrailingBatch(Action):
     """Fetch: end a matching partition's records with a batch cut mid-record (as a broker
-    does when ``max_bytes`` runs out). Fires only on responses with records to cut."""
+    does when ``max_bytes`` runs out). Fires only on responses with records to cut.
+    ShareFetch: the acquired batches arrive whole and a cut copy of the next batch in the
+    log follows them (fires only when the log has one)."""
 
     NAME: ClassVar[str] = "partial_trailing_batch"
     PHASE: ClassVar[str] = DATA
@@ -25,4 +27,7 @@ class PartialTrailingBatch(Action):
     def edit_records(self, call: FaultCall, topic: str, index: int, records: Any) -> Any:
         from mockkafka.faults.inspect import cut_trailing_batch
 
-        return cut_trailing_batch(records, call.next_batch(topic, index, records))
+        # A share consumer is handed every record the answer acquired: none may be cut.
+        share = call.api == "ShareFetch"
+        nxt = call.next_batch(topic, index, records)
+        return cut_trailing_batch(records, nxt, keep_complete=share)

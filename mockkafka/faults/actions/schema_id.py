@@ -11,7 +11,7 @@ from mockkafka.faults.actions._base import DATA, RECORD_RESPONSE_APIS, Action, F
 
 @dataclass(frozen=True, slots=True, repr=False)
 class SchemaId(Action):
-    """Fetch: each value in the Confluent schema-registry wire format (magic byte 0, then a
+    """Fetch and ShareFetch: each value in the Confluent schema-registry wire format (magic byte 0, then a
     4-byte big-endian schema id) gets schema id ``id`` (one the registry does not know, or
     another subject's) and/or magic byte ``magic``; the payload is kept, batches stay
     valid. Values not in that format are left alone (no registry serializer wrote them)."""

@@ -11,7 +11,7 @@ from mockkafka.faults.actions._base import DATA, RECORD_RESPONSE_APIS, Action, F
 
 @dataclass(frozen=True, slots=True, repr=False)
 class SkewTimestamps(Action):
-    """Fetch: the CreateTime timestamps of a matching partition's records moved by ``ms``
+    """Fetch and ShareFetch: the CreateTime timestamps of a matching partition's records moved by ``ms``
     (positive: from the future; negative: from the past, not below 0), batch timestamps
     and CRCs kept valid. LogAppendTime batches and records without a timestamp are left
     alone. Match a partition (``partition=``) to skew one producer's clock."""
