@@ -1,0 +1,311 @@
+"""aiokafka under the record-editing and connection-level fault actions: ``duplicate``,
+``corrupt_payload``, ``schema_id``, ``skew_timestamps``, ``lost_ack`` and ``blackhole``,
+written as a user would (AIOKafkaProducer / AIOKafkaConsumer under asyncio, inside sync
+tests), asserting what aiokafka does."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import struct
+import time
+from collections.abc import Coroutine, Iterator
+from typing import Any, TypeVar
+
+import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+import mockkafka
+from mockkafka.protocol.records import decode_records
+from tests.interop.conftest import unique
+
+pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
+
+T = TypeVar("T")
+
+
+def run(coro: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
+    """Run ``coro`` on a fresh asyncio loop, bounded by ``timeout`` seconds."""
+    return asyncio.run(asyncio.wait_for(coro, timeout))
+
+
+@pytest.fixture
+def cluster() -> Iterator[mockkafka.Cluster]:
+    with mockkafka.Cluster(brokers=1) as c:
+        yield c
+
+
+def _consumer(cluster: mockkafka.Cluster, **conf: Any) -> AIOKafkaConsumer:
+    base: dict[str, Any] = {
+        "bootstrap_servers": cluster.bootstrap_servers,
+        "group_id": None,
+        "enable_auto_commit": False,
+        "fetch_max_wait_ms": 50,
+        "check_crcs": True,  # the edited batches must pass aiokafka's CRC check
+        "client_id": "aio-actions-consumer",
+    }
+    return AIOKafkaConsumer(**{**base, **conf})
+
+
+async def _consume(c: AIOKafkaConsumer, n: int, *, timeout: float = 15.0) -> list[Any]:
+    """Up to ``n`` records, fetching at most ``timeout`` seconds."""
+    out: list[Any] = []
+    deadline = time.monotonic() + timeout
+    while len(out) < n and time.monotonic() < deadline:
+        for recs in (await c.getmany(timeout_ms=100)).values():
+            out.extend(recs)
+    return out
+
+
+async def _read_all(cluster: mockkafka.Cluster, topic: str, n: int, **conf: Any) -> list[Any]:
+    c = _consumer(cluster, **conf)
+    await c.start()
+    try:
+        tp = TopicPartition(topic, 0)
+        c.assign([tp])
+        c.seek(tp, 0)
+        return await _consume(c, n)
+    finally:
+        await c.stop()
+
+
+def test_duplicate_batch_is_dropped_below_the_fetch_position(cluster: mockkafka.Cluster) -> None:
+    """aiokafka skips records below its fetch position (its partition-records iterator
+    drops them), like librdkafka and the Java client: a repeated batch is delivered once.
+    aiokafka uses no incremental fetch session, so a caught-up consumer's empty answers
+    get the repeat too; its fetcher sends the next Fetch only after ``getmany()`` took
+    the last answer, so a consumer that stops calling it stops fetching."""
+    topic = unique("orders")
+    cluster.create_topic(topic, partitions=1)
+    for i in range(10):
+        cluster.produce(topic, f"v-{i}".encode())  # one batch per record
+
+    async def main() -> tuple[mockkafka.Rule, list[Any]]:
+        c = _consumer(cluster)
+        await c.start()
+        try:
+            tp = TopicPartition(topic, 0)
+            c.assign([tp])
+            c.seek(tp, 0)
+            got = await _consume(c, 10)
+            rule = cluster.faults.on("Fetch", topic=topic).times(3).duplicate()
+            for i in range(10, 15):
+                cluster.produce(topic, f"v-{i}".encode())
+            got += await _consume(c, 5)
+            deadline = time.monotonic() + 10
+            while rule.fired < 3 and time.monotonic() < deadline:
+                # aiokafka fetches again only once getmany() has taken the last answer,
+                # so keep calling it (an answer holding only the repeat yields nothing)
+                got += await _consume(c, 1, timeout=0.1)
+            got += await _consume(c, 1, timeout=0.5)
+            return rule, got
+        finally:
+            await c.stop()
+
+    rule, got = run(main())
+    assert [r.value for r in got] == [f"v-{i}".encode() for i in range(15)]
+    fired = cluster.traffic.requests("Fetch", fault=rule)
+    assert len(fired) == rule.fired == 3
+    for ex in fired:
+        req = ex.request or {}
+        (fetch_offset,) = [p["fetch_offset"] for t in req["topics"] for p in t["partitions"]]
+        (part,) = [p for t in (ex.response or {})["responses"] for p in t["partitions"]]
+        offsets = [r.offset for r in decode_records(part["records"])]
+        assert offsets[0] == fetch_offset - 1  # the batch read last, at its own offset
+
+
+def test_corrupt_payload_passes_the_crc_and_fails_the_deserializer(
+    cluster: mockkafka.Cluster,
+) -> None:
+    """The garbled values pass aiokafka's CRC check; a ``value_deserializer`` that parses
+    JSON raises out of ``getmany()`` itself (aiokafka deserializes as it hands the records
+    out), so the application sees the error at the fetch call, not per record."""
+    topic = unique("events")
+    cluster.create_topic(topic, partitions=1)
+    values = [json.dumps({"n": i}).encode() for i in range(5)]
+    for v in values:
+        cluster.produce(topic, v, key=b"k")
+    rule = cluster.faults.on("Fetch", topic=topic).once().corrupt_payload(seed=7)
+    got = run(_read_all(cluster, topic, 5))
+    assert rule.fired == 1
+    assert [r.key for r in got] == [b"k"] * 5  # only values were touched
+    for r, v in zip(got, values, strict=True):
+        assert len(r.value) == len(v) and r.value != v
+        with pytest.raises(ValueError):  # UnicodeDecodeError or JSONDecodeError
+            json.loads(r.value)
+    # The log itself is untouched: the next reader gets the real values.
+    assert [r.value for r in run(_read_all(cluster, topic, 5))] == values
+
+    cluster.faults.on("Fetch", topic=topic).once().corrupt_payload(seed=7)
+    with pytest.raises(ValueError):
+        run(_read_all(cluster, topic, 5, value_deserializer=json.loads))
+
+
+def test_corrupt_payload_on_keys_and_headers(cluster: mockkafka.Cluster) -> None:
+    topic = unique("events")
+    cluster.create_topic(topic, partitions=1)
+    cluster.produce(topic, b"value", key=b"key-1", headers=[("trace", b"abc")])
+    rule = cluster.faults.on("Fetch", topic=topic).once().corrupt_payload(part="headers", seed=1)
+    (r,) = run(_read_all(cluster, topic, 1))
+    assert rule.fired == 1
+    assert (r.key, r.value) == (b"key-1", b"value")
+    ((name, hv),) = r.headers
+    assert name == "trace" and len(hv) == 3 and hv != b"abc"
+    cluster.faults.on("Fetch", topic=topic).once().corrupt_payload(part="key", seed=1)
+    (r,) = run(_read_all(cluster, topic, 1))
+    assert r.value == b"value" and r.key != b"key-1" and len(r.key) == 5
+
+
+def _registry_value(schema_id: int, payload: bytes) -> bytes:
+    """A value in the Confluent schema-registry wire format."""
+    return struct.pack(">bI", 0, schema_id) + payload
+
+
+def test_schema_id_rewrites_the_registry_header(cluster: mockkafka.Cluster) -> None:
+    topic = unique("avro")
+    cluster.create_topic(topic, partitions=1)
+    for i in range(3):
+        cluster.produce(topic, _registry_value(1, b"payload-%d" % i))
+    cluster.produce(topic, b"plain text")  # not registry framed: left alone
+    rule = cluster.faults.on("Fetch", topic=topic).once().schema_id(id=999)
+    got = run(_read_all(cluster, topic, 4))
+    assert rule.fired == 1
+    assert [r.value for r in got] == [
+        *(_registry_value(999, b"payload-%d" % i) for i in range(3)),
+        b"plain text",
+    ]
+    cluster.faults.on("Fetch", topic=topic).once().schema_id(magic=1)
+    got = run(_read_all(cluster, topic, 4))
+    assert got[0].value[:5] == b"\x01\x00\x00\x00\x01"  # wrong magic byte, id kept
+
+
+def test_skew_timestamps_moves_create_time(cluster: mockkafka.Cluster) -> None:
+    topic = unique("clock")
+    cluster.create_topic(topic, partitions=2)
+    ts = 1_700_000_000_000
+    for p in (0, 1):
+        cluster.produce(topic, b"v", partition=p, timestamp=ts)
+    hour = 3_600_000
+    rule = (
+        cluster.faults.on("Fetch", topic=topic, partition=1).every_time().skew_timestamps(ms=hour)
+    )
+
+    async def main() -> dict[int, tuple[int, int]]:
+        c = _consumer(cluster)
+        await c.start()
+        try:
+            tps = [TopicPartition(topic, 0), TopicPartition(topic, 1)]
+            c.assign(tps)
+            await c.seek_to_beginning(*tps)
+            return {r.partition: (r.timestamp_type, r.timestamp) for r in await _consume(c, 2)}
+        finally:
+            await c.stop()
+
+    got = run(main())
+    assert rule.fired >= 1
+    assert got == {0: (0, ts), 1: (0, ts + hour)}  # timestamp_type 0: CreateTime
+
+
+@pytest.mark.parametrize(("idempotent", "copies"), [(False, 2), (True, 1)])
+def test_lost_ack_makes_the_producer_retry(
+    cluster: mockkafka.Cluster, idempotent: bool, copies: int
+) -> None:
+    """The batch is stored, the answer lost: aiokafka's sender treats the closed connection
+    as retriable and sends the batch again, so without idempotence (aiokafka's default)
+    the log holds it twice; with idempotence the broker recognises the retry. Each send
+    future succeeds either way."""
+    topic = unique("payments")
+    cluster.create_topic(topic, partitions=1)
+    rule = cluster.faults.on("Produce", topic=topic).once().lost_ack()
+
+    async def main() -> list[Any]:
+        p = AIOKafkaProducer(
+            bootstrap_servers=cluster.bootstrap_servers,
+            enable_idempotence=idempotent,
+            acks="all",
+            linger_ms=50,
+            retry_backoff_ms=50,
+            request_timeout_ms=5000,
+            client_id="aio-actions-producer",
+        )
+        await p.start()
+        try:
+            futs = [await p.send(topic, f"pay-{i}".encode(), partition=0) for i in range(5)]
+            return list(await asyncio.gather(*futs))
+        finally:
+            await p.stop()
+
+    metas = run(main())
+    assert [m.offset for m in metas] == list(range(5 * (copies - 1), 5 * copies))
+    assert rule.fired == 1
+    lost = cluster.traffic.requests("Produce", fault=rule)[0]
+    assert lost.closed_connection and lost.response is not None  # applied, answer not sent
+    stored = [r.value for r in cluster.topic(topic).partition(0).records()]
+    assert stored == [f"pay-{i}".encode() for i in range(5)] * copies
+
+
+def test_blackholed_member_is_evicted_and_its_partitions_move(cluster: mockkafka.Cluster) -> None:
+    """aiokafka's heartbeat task hears nothing back; the coordinator evicts the member
+    after its session timeout and the other member takes both partitions. Once the rule
+    is removed the cut-off member's new connection is answered again."""
+    from aiokafka.coordinator.assignors.range import RangePartitionAssignor
+
+    topic = unique("work")
+    group = unique("g")
+    cluster.create_topic(topic, partitions=2)
+    conf: dict[str, Any] = {
+        "group_id": group,
+        "session_timeout_ms": 1500,
+        "heartbeat_interval_ms": 200,
+        "request_timeout_ms": 3000,
+        "partition_assignment_strategy": (RangePartitionAssignor,),
+    }
+
+    async def main() -> None:
+        a = _consumer(cluster, **conf, client_id="member-a")
+        b = _consumer(cluster, **conf, client_id="member-b")
+        await a.start()
+        await b.start()
+        try:
+            for c in (a, b):
+                c.subscribe([topic])
+            deadline = time.monotonic() + 15
+            view = None
+            while time.monotonic() < deadline:
+                await a.getmany(timeout_ms=50)
+                await b.getmany(timeout_ms=50)
+                view = cluster.group(group)
+                members = view.members
+                if (
+                    view.state == "Stable"
+                    and len(members) == 2
+                    and all(m.assignment for m in members)
+                ):
+                    break
+            assert view is not None and len(view.members) == 2
+            rule = cluster.faults.on(client_id="member-a").blackhole()
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:  # only b fetches: a is cut off anyway
+                await b.getmany(timeout_ms=50)
+                view = cluster.group(group)
+                if view.state == "Stable" and [m.client_id for m in view.members] == ["member-b"]:
+                    break
+            assert [m.client_id for m in view.members] == ["member-b"]
+            assert view.members[0].assignment == {topic: [0, 1]}
+            swallowed = cluster.traffic.requests(client_id="member-a", fault=rule)
+            assert swallowed and all(ex.no_response for ex in swallowed)
+            assert not any(ex.closed_connection for ex in swallowed)
+            assert rule.fired == len(swallowed)
+            rule.remove()
+            since = cluster.traffic.requests()[-1].seq
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:  # a is answered again once the rule is gone
+                await b.getmany(timeout_ms=50)
+                if cluster.traffic.requests(client_id="member-a", since_seq=since, answered=True):
+                    break
+            assert cluster.traffic.requests(client_id="member-a", since_seq=since, answered=True)
+        finally:
+            await a.stop()
+            await b.stop()
+
+    run(main(), timeout=50)
