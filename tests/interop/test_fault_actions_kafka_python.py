@@ -15,8 +15,8 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.serializer import Deserializer
 
 import mockkafka
-from mockkafka.protocol.records import decode_records
-from tests.interop.conftest import unique
+from mockkafka.protocol.records import decode_records, iter_batches
+from tests.interop.conftest import CODECS, unique
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
 
@@ -152,6 +152,78 @@ def test_corrupt_payload_on_keys_and_headers(cluster: mockkafka.Cluster) -> None
     assert r.value == b"value" and r.key != b"key-1" and len(r.key) == 5
 
 
+@pytest.mark.parametrize("codec", CODECS)
+def test_edited_batches_keep_kafka_pythons_codec(cluster: mockkafka.Cluster, codec: str) -> None:
+    """Batches kafka-python compressed (snappy in its xerial framing, lz4 frames, gzip,
+    zstd) are garbled and re-stamped in the same codec, and kafka-python decompresses
+    them and accepts their CRCs: every record arrives once, value garbled, length kept."""
+    topic = unique(f"kp-{codec}")
+    cluster.create_topic(topic, partitions=1)
+    values = [f"value-{i:03d}-{'x' * 40}".encode() for i in range(30)]
+    p = KafkaProducer(
+        bootstrap_servers=cluster.bootstrap_servers,
+        compression_type=None if codec == "none" else codec,
+        linger_ms=20,
+        batch_size=1 << 20,
+    )
+    try:
+        futures = [p.send(topic, v, key=b"k", partition=0) for v in values]
+        p.flush(timeout=15)
+        for f in futures:
+            f.get(timeout=1)
+    finally:
+        p.close(timeout=5)
+    rule = cluster.faults.on("Fetch", topic=topic).once().corrupt_payload(seed=11)
+    got = _read_all(cluster, topic, 30)
+    assert rule.fired == 1
+    assert [r.offset for r in got] == list(range(30))
+    assert [r.key for r in got] == [b"k"] * 30
+    assert all(len(r.value) == len(v) and r.value != v for r, v in zip(got, values, strict=True))
+    (ex,) = cluster.traffic.requests("Fetch", fault=rule)
+    (part,) = [p for t in (ex.response or {})["responses"] for p in t["partitions"]]
+    sent = {CODECS[h.attributes & 0x07] for h, _raw in iter_batches(part["records"])}
+    assert codec in sent and sent <= {codec, "none"}  # a lone record may go uncompressed
+
+
+@pytest.mark.parametrize("api_version", [(0, 10), (0, 9)], ids=["v1-format", "v0-format"])
+def test_record_edits_on_old_message_formats(
+    cluster: mockkafka.Cluster, api_version: tuple[int, int]
+) -> None:
+    """kafka-python pinned to an old protocol fetches message format v1 (Fetch v2) or v0
+    (Fetch v1); the broker down-converts and the edits re-encode in that format with
+    valid CRC32s. v0 messages carry no timestamp, so ``skew_timestamps`` finds nothing
+    to edit there and does not fire."""
+    topic = unique("old")
+    cluster.create_topic(topic, partitions=1)
+    ts = 1_700_000_000_000
+    for i in range(3):
+        cluster.produce(topic, b"val-%d" % i, key=b"k", timestamp=ts)
+    garble = cluster.faults.on("Fetch", topic=topic).once().corrupt_payload(seed=3)
+    skew = cluster.faults.on("Fetch", topic=topic).once().skew_timestamps(ms=1000)
+    got = []
+    c = _consumer(cluster, api_version=api_version)
+    try:
+        tp = TopicPartition(topic, 0)
+        c.assign([tp])
+        c.seek(tp, 0)
+        got = _consume(c, 3, timeout=10)
+    finally:
+        c.close()
+    assert [r.offset for r in got] == [0, 1, 2]
+    assert [r.key for r in got] == [b"k"] * 3
+    assert all(len(r.value) == 5 and r.value != b"val-%d" % i for i, r in enumerate(got))
+    assert garble.fired == 1
+    (ex,) = cluster.traffic.requests("Fetch", fault=garble)
+    assert ex.version == (2 if api_version == (0, 10) else 1)
+    if api_version == (0, 10):
+        assert skew.fired == 1
+        assert [(r.timestamp_type, r.timestamp) for r in got] == [(0, ts + 1000)] * 3
+    else:
+        assert skew.fired == 0
+        assert [r.timestamp for r in got] == [None] * 3
+        skew.remove()  # never fires here: no UnfiredRuleWarning at teardown
+
+
 def _registry_value(schema_id: int, payload: bytes) -> bytes:
     """A value in the Confluent schema-registry wire format."""
     return struct.pack(">bI", 0, schema_id) + payload
@@ -228,6 +300,39 @@ def test_lost_ack_makes_the_producer_retry(
     assert lost.closed_connection and lost.response is not None  # applied, answer not sent
     stored = [r.value for r in cluster.topic(topic).partition(0).records()]
     assert stored == [f"pay-{i}".encode() for i in range(5)] * copies
+
+
+def test_blackholed_producer_times_out_retries_and_lands_once(
+    cluster: mockkafka.Cluster,
+) -> None:
+    """Each swallowed Produce is not applied and never answered: kafka-python waits its
+    ``request_timeout_ms``, drops the connection, reconnects and retries; once the rule's
+    ``for_ms`` is over the batch lands, once (idempotence, kafka-python's default)."""
+    topic = unique("bh")
+    cluster.create_topic(topic, partitions=1)
+    p = KafkaProducer(
+        bootstrap_servers=cluster.bootstrap_servers,
+        client_id="kp-cut-off",
+        request_timeout_ms=1000,
+        retry_backoff_ms=50,
+        linger_ms=5,
+    )
+    try:
+        p.send(topic, b"warm", partition=0).get(timeout=10)
+        rule = cluster.faults.on("Produce", client_id="kp-cut-off").blackhole().for_ms(1500)
+        futures = [p.send(topic, b"v%d" % i, partition=0) for i in range(5)]
+        p.flush(timeout=15)
+        metas = [f.get(timeout=1) for f in futures]
+    finally:
+        p.close(timeout=5)
+    assert [m.offset for m in metas] == [1, 2, 3, 4, 5]
+    swallowed = cluster.traffic.requests("Produce", fault=rule)
+    assert rule.fired == len(swallowed) >= 1
+    assert all(ex.no_response and not ex.closed_connection for ex in swallowed)
+    (landed,) = cluster.traffic.requests("Produce", since_seq=swallowed[-1].seq, answered=True)
+    assert landed.time_ms - swallowed[-1].time_ms >= 900  # after request_timeout_ms
+    stored = [r.value for r in cluster.topic(topic).partition(0).records()]
+    assert stored == [b"warm"] + [b"v%d" % i for i in range(5)]
 
 
 def test_blackholed_member_is_evicted_and_its_partitions_move(cluster: mockkafka.Cluster) -> None:
