@@ -224,6 +224,56 @@ def test_record_edits_on_old_message_formats(
         skew.remove()  # never fires here: no UnfiredRuleWarning at teardown
 
 
+@pytest.mark.parametrize("action", ["corrupt_payload", "duplicate"])
+def test_record_edits_keep_read_committed_filtering(
+    cluster: mockkafka.Cluster, action: str
+) -> None:
+    """The edited batches keep their producer id and transactional flag, and the commit
+    and abort markers are left alone, so a ``read_committed`` kafka-python consumer still
+    drops the aborted transaction and gets each committed record once (garbled, for
+    ``corrupt_payload``; the repeated batch, a commit marker or data, dropped below the
+    fetch position, for ``duplicate``)."""
+    topic = unique("txn")
+    cluster.create_topic(topic, partitions=1)
+    p = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, transactional_id=unique("t"))
+    try:
+        p.init_transactions()
+        for i, commit in enumerate([True, False, True, True]):
+            p.begin_transaction()
+            for j in range(2):
+                p.send(topic, b"t%d-%d" % (i, j), partition=0)
+            p.flush(timeout=10)  # the aborted records reach the log too
+            if commit:
+                p.commit_transaction()
+            else:
+                p.abort_transaction()
+    finally:
+        p.close(timeout=5)
+    want = [b"t%d-%d" % (i, j) for i in (0, 2, 3) for j in range(2)]
+    stored = [r.value for r in cluster.topic(topic).partition(0).records()]
+    assert b"t1-0" in stored  # the aborted transaction is in the log
+    if action == "duplicate":
+        rule = cluster.faults.on("Fetch", topic=topic).every_time().duplicate()
+    else:
+        rule = cluster.faults.on("Fetch", topic=topic).every_time().corrupt_payload(seed=5)
+    c = _consumer(cluster, isolation_level="read_committed", max_partition_fetch_bytes=120)
+    try:
+        tp = TopicPartition(topic, 0)
+        c.assign([tp])
+        c.seek(tp, 0)
+        got = _consume(c, len(want), timeout=10)
+        got += _consume(c, 1, timeout=0.5)
+    finally:
+        c.close()
+    assert rule.fired >= 1
+    assert len(cluster.traffic.requests("Fetch", fault=rule)) == rule.fired
+    assert [r.offset for r in got] == [0, 1, 6, 7, 9, 10]  # markers at 2, 5, 8, 11
+    if action == "duplicate":
+        assert [r.value for r in got] == want
+    else:
+        assert all(len(r.value) == len(v) and r.value != v for r, v in zip(got, want, strict=True))
+
+
 def _registry_value(schema_id: int, payload: bytes) -> bytes:
     """A value in the Confluent schema-registry wire format."""
     return struct.pack(">bI", 0, schema_id) + payload
