@@ -16,8 +16,8 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 import mockkafka
-from mockkafka.protocol.records import decode_records
-from tests.interop.conftest import unique
+from mockkafka.protocol.records import decode_records, iter_batches
+from tests.interop.conftest import CODECS, unique
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
 
@@ -156,6 +156,102 @@ def test_corrupt_payload_on_keys_and_headers(cluster: mockkafka.Cluster) -> None
     assert r.value == b"value" and r.key != b"key-1" and len(r.key) == 5
 
 
+@pytest.mark.parametrize("codec", CODECS)
+def test_edited_batches_keep_aiokafkas_codec(cluster: mockkafka.Cluster, codec: str) -> None:
+    """Batches aiokafka compressed (snappy in its xerial framing, lz4, gzip, zstd) are
+    garbled and re-stamped in the same codec; aiokafka decompresses them and accepts
+    their CRCs: every record arrives once, value garbled, length kept."""
+    topic = unique(f"aio-{codec}")
+    cluster.create_topic(topic, partitions=1)
+    values = [f"value-{i:03d}-{'x' * 40}".encode() for i in range(30)]
+
+    async def produce() -> None:
+        p = AIOKafkaProducer(
+            bootstrap_servers=cluster.bootstrap_servers,
+            compression_type=None if codec == "none" else codec,
+            linger_ms=20,
+            max_batch_size=1 << 20,
+        )
+        await p.start()
+        try:
+            futs = [await p.send(topic, v, key=b"k", partition=0) for v in values]
+            await asyncio.gather(*futs)
+        finally:
+            await p.stop()
+
+    run(produce())
+    rule = cluster.faults.on("Fetch", topic=topic).once().corrupt_payload(seed=11)
+    got = run(_read_all(cluster, topic, 30))
+    assert rule.fired == 1
+    assert [r.offset for r in got] == list(range(30))
+    assert [r.key for r in got] == [b"k"] * 30
+    assert all(len(r.value) == len(v) and r.value != v for r, v in zip(got, values, strict=True))
+    (ex,) = cluster.traffic.requests("Fetch", fault=rule)
+    (part,) = [p for t in (ex.response or {})["responses"] for p in t["partitions"]]
+    sent = {CODECS[h.attributes & 0x07] for h, _raw in iter_batches(part["records"])}
+    assert codec in sent and sent <= {codec, "none"}  # a lone record may go uncompressed
+
+
+@pytest.mark.parametrize("action", ["corrupt_payload", "duplicate"])
+def test_record_edits_keep_read_committed_filtering(
+    cluster: mockkafka.Cluster, action: str
+) -> None:
+    """The edited batches keep their producer id and transactional flag, and the commit
+    and abort markers are left alone, so a ``read_committed`` aiokafka consumer still
+    drops the aborted transaction and gets each committed record once (garbled, for
+    ``corrupt_payload``; the repeated batch dropped below the fetch position, for
+    ``duplicate``)."""
+    topic = unique("txn")
+    cluster.create_topic(topic, partitions=1)
+
+    async def produce() -> None:
+        p = AIOKafkaProducer(
+            bootstrap_servers=cluster.bootstrap_servers, transactional_id=unique("t")
+        )
+        await p.start()
+        try:
+            for i, commit in enumerate([True, False, True, True]):
+                await p.begin_transaction()
+                futs = [await p.send(topic, b"t%d-%d" % (i, j), partition=0) for j in range(2)]
+                await asyncio.gather(*futs)  # the aborted records reach the log too
+                if commit:
+                    await p.commit_transaction()
+                else:
+                    await p.abort_transaction()
+        finally:
+            await p.stop()
+
+    run(produce())
+    want = [b"t%d-%d" % (i, j) for i in (0, 2, 3) for j in range(2)]
+    stored = [r.value for r in cluster.topic(topic).partition(0).records()]
+    assert b"t1-0" in stored  # the aborted transaction is in the log
+    if action == "duplicate":
+        rule = cluster.faults.on("Fetch", topic=topic).every_time().duplicate()
+    else:
+        rule = cluster.faults.on("Fetch", topic=topic).every_time().corrupt_payload(seed=5)
+
+    async def consume() -> list[Any]:
+        c = _consumer(cluster, isolation_level="read_committed", max_partition_fetch_bytes=120)
+        await c.start()
+        try:
+            tp = TopicPartition(topic, 0)
+            c.assign([tp])
+            c.seek(tp, 0)
+            got = await _consume(c, len(want), timeout=10)
+            return got + await _consume(c, 1, timeout=0.5)
+        finally:
+            await c.stop()
+
+    got = run(consume())
+    assert rule.fired >= 1
+    assert len(cluster.traffic.requests("Fetch", fault=rule)) == rule.fired
+    assert [r.offset for r in got] == [0, 1, 6, 7, 9, 10]  # markers at 2, 5, 8, 11
+    if action == "duplicate":
+        assert [r.value for r in got] == want
+    else:
+        assert all(len(r.value) == len(v) and r.value != v for r, v in zip(got, want, strict=True))
+
+
 def _registry_value(schema_id: int, payload: bytes) -> bytes:
     """A value in the Confluent schema-registry wire format."""
     return struct.pack(">bI", 0, schema_id) + payload
@@ -242,6 +338,46 @@ def test_lost_ack_makes_the_producer_retry(
     assert lost.closed_connection and lost.response is not None  # applied, answer not sent
     stored = [r.value for r in cluster.topic(topic).partition(0).records()]
     assert stored == [f"pay-{i}".encode() for i in range(5)] * copies
+
+
+def test_blackholed_producer_times_out_retries_and_lands_once(
+    cluster: mockkafka.Cluster,
+) -> None:
+    """Each swallowed Produce is not applied and never answered: aiokafka waits its
+    ``request_timeout_ms``, closes the connection, reconnects and retries; once the rule's
+    ``for_ms`` is over the batch lands, once (with idempotence)."""
+    topic = unique("bh")
+    cluster.create_topic(topic, partitions=1)
+
+    async def main() -> tuple[mockkafka.Rule, list[Any]]:
+        p = AIOKafkaProducer(
+            bootstrap_servers=cluster.bootstrap_servers,
+            client_id="aio-cut-off",
+            enable_idempotence=True,
+            request_timeout_ms=1000,
+            retry_backoff_ms=50,
+            linger_ms=5,
+        )
+        await p.start()
+        try:
+            await p.send_and_wait(topic, b"warm", partition=0)
+            rule = cluster.faults.on("Produce", client_id="aio-cut-off").blackhole().for_ms(1500)
+            futs = [await p.send(topic, b"v%d" % i, partition=0) for i in range(5)]
+            return rule, list(await asyncio.gather(*futs))
+        finally:
+            await p.stop()
+
+    rule, metas = run(main())
+    assert [m.offset for m in metas] == [1, 2, 3, 4, 5]
+    swallowed = cluster.traffic.requests("Produce", fault=rule)
+    assert rule.fired == len(swallowed) >= 1
+    assert all(ex.no_response and not ex.closed_connection for ex in swallowed)
+    (landed,) = cluster.traffic.requests("Produce", since_seq=swallowed[-1].seq, answered=True)
+    assert landed.time_ms - swallowed[-1].time_ms >= 900  # after request_timeout_ms
+    assert landed.connection_id not in {ex.connection_id for ex in swallowed}  # reconnected
+    assert len({ex.connection_id for ex in swallowed}) == len(swallowed)  # one per connection
+    stored = [r.value for r in cluster.topic(topic).partition(0).records()]
+    assert stored == [b"warm"] + [b"v%d" % i for i in range(5)]
 
 
 def test_blackholed_member_is_evicted_and_its_partitions_move(cluster: mockkafka.Cluster) -> None:

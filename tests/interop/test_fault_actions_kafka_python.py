@@ -381,6 +381,8 @@ def test_blackholed_producer_times_out_retries_and_lands_once(
     assert all(ex.no_response and not ex.closed_connection for ex in swallowed)
     (landed,) = cluster.traffic.requests("Produce", since_seq=swallowed[-1].seq, answered=True)
     assert landed.time_ms - swallowed[-1].time_ms >= 900  # after request_timeout_ms
+    assert landed.connection_id not in {ex.connection_id for ex in swallowed}  # reconnected
+    assert len({ex.connection_id for ex in swallowed}) == len(swallowed)  # one per connection
     stored = [r.value for r in cluster.topic(topic).partition(0).records()]
     assert stored == [b"warm"] + [b"v%d" % i for i in range(5)]
 
