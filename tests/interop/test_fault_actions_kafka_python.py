@@ -390,7 +390,8 @@ def test_blackholed_producer_times_out_retries_and_lands_once(
 def test_blackholed_member_is_evicted_and_its_partitions_move(cluster: mockkafka.Cluster) -> None:
     """kafka-python's heartbeat thread hears nothing back; the coordinator evicts the
     member after its session timeout and the other member takes both partitions. Once the
-    rule is removed the cut-off member's new connection is answered again."""
+    rule is removed the cut-off member's new connection is answered again and it rejoins.
+    """
     topic = unique("work")
     group = unique("g")
     cluster.create_topic(topic, partitions=2)
@@ -438,6 +439,18 @@ def test_blackholed_member_is_evicted_and_its_partitions_move(cluster: mockkafka
             if cluster.traffic.requests(client_id="member-a", since_seq=since, answered=True):
                 break
         assert cluster.traffic.requests(client_id="member-a", since_seq=since, answered=True)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:  # ...and rejoins: the partitions split again
+            a.poll(timeout_ms=50)
+            b.poll(timeout_ms=50)
+            view = cluster.group(group)
+            if view.state == "Stable" and len(view.members) == 2:
+                break
+        assert sorted(m.client_id for m in view.members) == ["member-a", "member-b"]
+        assert sorted(p for m in view.members for p in (m.assignment or {}).get(topic, [])) == [
+            0,
+            1,
+        ]
     finally:
         a.close(autocommit=False)
         b.close(autocommit=False)
