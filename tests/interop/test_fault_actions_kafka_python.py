@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import struct
+import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -15,6 +17,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.serializer import Deserializer
 
 import mockkafka
+from mockkafka import GroupView
 from mockkafka.protocol.records import decode_records, iter_batches
 from tests.interop.conftest import CODECS, unique
 
@@ -387,14 +390,78 @@ def test_blackholed_producer_times_out_retries_and_lands_once(
     assert stored == [b"warm"] + [b"v%d" % i for i in range(5)]
 
 
-def test_blackholed_member_is_evicted_and_its_partitions_move(cluster: mockkafka.Cluster) -> None:
+@contextmanager
+def _polled(*consumers: KafkaConsumer) -> Iterator[list[BaseException]]:
+    """Poll each consumer on its own thread (kafka-python's one-consumer-per-thread model;
+    one thread polling two group members in turn meets the kafka-python 3.0.12 join bug
+    described in ``test_groups_kafka_python``) until the block ends; yields the errors
+    the pollers raised."""
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def run(c: KafkaConsumer) -> None:
+        try:
+            while not stop.is_set():
+                c.poll(timeout_ms=50)
+        except BaseException as exc:  # reported by the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(c,), daemon=True) for c in consumers]
+    for t in threads:
+        t.start()
+    try:
+        yield errors
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(10)
+
+
+def _wait_group(
+    cluster: mockkafka.Cluster,
+    group: str,
+    want: list[str],
+    *,
+    settle: float = 0.5,
+    timeout: float = 15.0,
+) -> GroupView | None:
+    """The group once Stable with exactly the members ``want`` (client ids), each holding
+    an assignment, in one generation for ``settle`` seconds; the last view seen after
+    ``timeout`` seconds otherwise. (The settle time lets a kafka-python 3.0.12 member that
+    races its own assignment and rejoins right after SyncGroup show it, so the test does
+    not blackhole a JoinGroup, which kafka-python waits ``max_poll_interval_ms`` + 5 s
+    for.)"""
+    deadline = time.monotonic() + timeout
+    view = None
+    since: tuple[int, float] | None = None
+    while time.monotonic() < deadline:
+        view = cluster.group(group) if group in cluster.groups() else None
+        if (
+            view is not None
+            and view.state == "Stable"
+            and sorted(m.client_id for m in view.members) == want
+            and all(m.assignment for m in view.members)
+        ):
+            if since is None or since[0] != view.generation_id:
+                since = (view.generation_id, time.monotonic())
+            elif time.monotonic() - since[1] >= settle:
+                break
+        else:
+            since = None
+        time.sleep(0.02)
+    return view
+
+
+def test_blackholed_member_is_evicted_and_its_partitions_move() -> None:
     """kafka-python's heartbeat thread hears nothing back; the coordinator evicts the
     member after its session timeout and the other member takes both partitions. Once the
     rule is removed the cut-off member's new connection is answered again and it rejoins.
-    """
+    Each member polls on its own thread, the cluster holds the first join 1000 ms
+    (``group.initial.rebalance.delay.ms``) and the group must stay in one generation for
+    0.5 s before the rule goes in: kafka-python 3.0.12 races its own first assignment
+    (see ``test_groups_kafka_python``) and may rejoin right after SyncGroup."""
     topic = unique("work")
     group = unique("g")
-    cluster.create_topic(topic, partitions=2)
     conf: dict[str, Any] = {
         "group_id": group,
         "session_timeout_ms": 1500,
@@ -402,58 +469,41 @@ def test_blackholed_member_is_evicted_and_its_partitions_move(cluster: mockkafka
         "request_timeout_ms": 3000,
         "partition_assignment_strategy": _range_assignor(),
     }
-    a = _consumer(cluster, **conf, client_id="member-a")
-    b = _consumer(cluster, **conf, client_id="member-b")
-    try:
-        for c in (a, b):
-            c.subscribe([topic])
-        deadline = time.monotonic() + 15
-        view = None
-        while time.monotonic() < deadline:
-            a.poll(timeout_ms=50)
-            b.poll(timeout_ms=50)
-            view = cluster.group(group)
-            members = view.members
-            if view.state == "Stable" and len(members) == 2 and all(m.assignment for m in members):
-                break
-        assert view is not None and len(view.members) == 2
-        rule = cluster.faults.on(client_id="member-a").blackhole()
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:  # only b polls: a is cut off anyway
-            b.poll(timeout_ms=50)
-            view = cluster.group(group)
-            if view.state == "Stable" and [m.client_id for m in view.members] == ["member-b"]:
-                break
-        assert [m.client_id for m in view.members] == ["member-b"]
-        assert view.members[0].assignment == {topic: [0, 1]}
-        swallowed = cluster.traffic.requests(client_id="member-a", fault=rule)
-        assert swallowed and all(ex.no_response for ex in swallowed)
-        assert not any(ex.closed_connection for ex in swallowed)
-        assert rule.fired == len(swallowed)
-        rule.remove()
-        since = cluster.traffic.requests()[-1].seq
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:  # a is answered again once the rule is gone
-            a.poll(timeout_ms=50)
-            b.poll(timeout_ms=50)
-            if cluster.traffic.requests(client_id="member-a", since_seq=since, answered=True):
-                break
-        assert cluster.traffic.requests(client_id="member-a", since_seq=since, answered=True)
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:  # ...and rejoins: the partitions split again
-            a.poll(timeout_ms=50)
-            b.poll(timeout_ms=50)
-            view = cluster.group(group)
-            if view.state == "Stable" and len(view.members) == 2:
-                break
-        assert sorted(m.client_id for m in view.members) == ["member-a", "member-b"]
-        assert sorted(p for m in view.members for p in (m.assignment or {}).get(topic, [])) == [
-            0,
-            1,
-        ]
-    finally:
-        a.close(autocommit=False)
-        b.close(autocommit=False)
+    with mockkafka.Cluster(brokers=1, group_initial_rebalance_delay_ms=1000) as cluster:
+        cluster.create_topic(topic, partitions=2)
+        a = _consumer(cluster, **conf, client_id="member-a")
+        b = _consumer(cluster, **conf, client_id="member-b")
+        try:
+            for c in (a, b):
+                c.subscribe([topic])
+            with _polled(a, b) as errors:
+                view = _wait_group(cluster, group, ["member-a", "member-b"])
+                assert view is not None and len(view.members) == 2, view
+                rule = cluster.faults.on(client_id="member-a").blackhole()
+                view = _wait_group(cluster, group, ["member-b"])
+                assert view is not None and [m.client_id for m in view.members] == ["member-b"]
+                assert view.members[0].assignment == {topic: [0, 1]}
+                swallowed = cluster.traffic.requests(client_id="member-a", fault=rule)
+                assert swallowed and all(ex.no_response for ex in swallowed)
+                assert not any(ex.closed_connection for ex in swallowed)
+                # one firing per connection cut off; the requests read and dropped after
+                # it on that connection carry the rule in traffic too
+                assert rule.fired == len({ex.connection_id for ex in swallowed})
+                rule.remove()
+                since = cluster.traffic.mark()
+                # a is answered again once the rule is gone, and rejoins
+                view = _wait_group(cluster, group, ["member-a", "member-b"])
+                assert cluster.traffic.requests(
+                    client_id="member-a", since_seq=since, answered=True
+                )
+                assert view is not None
+                assert sorted(m.client_id for m in view.members) == ["member-a", "member-b"]
+                assigned = [p for m in view.members for p in (m.assignment or {}).get(topic, [])]
+                assert sorted(assigned) == [0, 1]
+            assert errors == []
+        finally:
+            a.close(autocommit=False)
+            b.close(autocommit=False)
 
 
 def _range_assignor() -> tuple[Any, ...]:
