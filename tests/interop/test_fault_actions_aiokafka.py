@@ -306,6 +306,7 @@ def test_skew_timestamps_moves_create_time(cluster: mockkafka.Cluster) -> None:
 
     got = run(main())
     assert rule.fired >= 1
+    assert len(cluster.traffic.requests("Fetch", fault=rule)) == rule.fired
     assert got == {0: (0, ts), 1: (0, ts + hour)}  # timestamp_type 0: CreateTime
 
 
