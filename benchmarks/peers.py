@@ -256,7 +256,15 @@ class KafkaBroker:
         ]
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         problem = _run(
-            [*java, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props)],
+            # "--cluster-id=": one id in 64 starts with "-", which "-t ID" reads as an option
+            [
+                *java,
+                "kafka.tools.StorageTool",
+                "format",
+                f"--cluster-id={cluster_id}",
+                "-c",
+                str(props),
+            ],
             d,
             "kafka.tools.StorageTool format",
         )
