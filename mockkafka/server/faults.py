@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any, NoReturn, Protocol
 
 import trio
@@ -311,10 +311,50 @@ def select(
         )
     if ctx.api.name == "ShareFetch":
         info = ex.info = share_session_info(ctx, body, info)
+    elif ctx.api.name == "Fetch":
+        info = fetch_session_info(ctx, body, info)
     fired, deferred = engine.select(info, reserve=True)
     if not fired and not deferred:
         return None
     return ServerCall(server, engine, conn, ctx, ex, body, info, fired, deferred)
+
+
+def fetch_session_info(ctx: RequestContext, body: dict[str, Any], info: RequestInfo) -> RequestInfo:
+    """``info`` with the partitions of the incremental fetch session (KIP-227) this Fetch
+    continues: a caught-up consumer's session fetch names no partition, yet its answer
+    carries the records that land meanwhile, so a rule on a topic or partition must see it.
+    (For rules only: a traffic filter on a topic lists the fetches that named it.)"""
+    session_id = body.get("session_id", 0) if ctx.version >= 7 else 0
+    if not session_id or body.get("session_epoch", 0) in (0, -1):
+        return info  # sessionless, opening (it names them all) or closing
+    cache = ctx.cluster.fetch_sessions.get(ctx.broker_id)
+    session = cache.sessions.get(session_id) if cache is not None else None
+    if session is None:
+        return info
+    return _with_partitions(
+        info,
+        (
+            (sp.topic or _topic_name(ctx, sp.topic_id), idx)
+            for (_k, idx), sp in session.partitions.items()
+        ),
+    )
+
+
+def _topic_name(ctx: RequestContext, topic_id: Any) -> str | None:
+    t = ctx.cluster.topics_by_id.get(topic_id) if topic_id is not None else None
+    return t.name if t is not None else None
+
+
+def _with_partitions(info: RequestInfo, named: Iterable[tuple[str | None, int]]) -> RequestInfo:
+    """``info`` whose topics and partitions include ``named`` (a session's partitions)."""
+    parts = {(name, idx) for name, idx in named if name is not None}
+    if parts <= info.partitions:
+        return info
+    return dataclasses.replace(
+        info,
+        topics=info.topics | {name for name, _ in parts},
+        partitions=info.partitions | parts,
+    )
 
 
 def share_session_info(ctx: RequestContext, body: dict[str, Any], info: RequestInfo) -> RequestInfo:
@@ -332,18 +372,7 @@ def share_session_info(ctx: RequestContext, body: dict[str, Any], info: RequestI
     session = None if isinstance(g, ErrorCode) else g.session(ctx.broker_id, member_id)
     if session is None:
         return info
-    parts = {
-        (t.name, idx)
-        for tid, idx in session.partitions
-        if (t := ctx.cluster.topics_by_id.get(tid)) is not None
-    }
-    if parts <= info.partitions:
-        return info
-    return dataclasses.replace(
-        info,
-        topics=info.topics | {name for name, _ in parts},
-        partitions=info.partitions | parts,
-    )
+    return _with_partitions(info, ((_topic_name(ctx, tid), idx) for tid, idx in session.partitions))
 
 
 async def before(call: ServerCall) -> None:
