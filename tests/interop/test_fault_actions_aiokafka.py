@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import struct
 import time
 from collections.abc import Coroutine, Iterator
 from typing import Any, TypeVar
@@ -17,6 +16,14 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 import mockkafka
 from mockkafka.protocol.records import decode_records, iter_batches
+from tests.interop._fault_checks import (
+    COMMITTED,
+    TRANSACTIONS,
+    check_read_committed,
+    check_schema_id,
+    check_skew_timestamps,
+    read_committed_rule,
+)
 from tests.interop.conftest import CODECS, unique
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
@@ -210,7 +217,7 @@ def test_record_edits_keep_read_committed_filtering(
         )
         await p.start()
         try:
-            for i, commit in enumerate([True, False, True, True]):
+            for i, commit in enumerate(TRANSACTIONS):
                 await p.begin_transaction()
                 futs = [await p.send(topic, b"t%d-%d" % (i, j), partition=0) for j in range(2)]
                 await asyncio.gather(*futs)  # the aborted records reach the log too
@@ -222,13 +229,7 @@ def test_record_edits_keep_read_committed_filtering(
             await p.stop()
 
     run(produce())
-    want = [b"t%d-%d" % (i, j) for i in (0, 2, 3) for j in range(2)]
-    stored = [r.value for r in cluster.topic(topic).partition(0).records()]
-    assert b"t1-0" in stored  # the aborted transaction is in the log
-    if action == "duplicate":
-        rule = cluster.faults.on("Fetch", topic=topic).every_time().duplicate()
-    else:
-        rule = cluster.faults.on("Fetch", topic=topic).every_time().corrupt_payload(seed=5)
+    rule = read_committed_rule(cluster, topic, action)
 
     async def consume() -> list[Any]:
         c = _consumer(cluster, isolation_level="read_committed", max_partition_fetch_bytes=120)
@@ -237,63 +238,21 @@ def test_record_edits_keep_read_committed_filtering(
             tp = TopicPartition(topic, 0)
             c.assign([tp])
             c.seek(tp, 0)
-            got = await _consume(c, len(want), timeout=10)
+            got = await _consume(c, len(COMMITTED), timeout=10)
             return got + await _consume(c, 1, timeout=0.5)
         finally:
             await c.stop()
 
     got = run(consume())
-    assert rule.fired >= 1
-    assert len(cluster.traffic.requests("Fetch", fault=rule)) == rule.fired
-    assert [r.offset for r in got] == [0, 1, 6, 7, 9, 10]  # markers at 2, 5, 8, 11
-    if action == "duplicate":
-        assert [r.value for r in got] == want
-        firsts = []  # the repeated batch leads each answer the rule edited
-        for ex in cluster.traffic.requests("Fetch", fault=rule):
-            for t in (ex.response or {})["responses"]:
-                for part in t["partitions"]:
-                    firsts += [h for h, _raw in iter_batches(part["records"])][:1]
-        assert any(h.is_control for h in firsts)  # a commit or abort marker repeated
-        assert any(h.is_transactional and not h.is_control for h in firsts)  # data repeated
-    else:
-        assert all(len(r.value) == len(v) and r.value != v for r, v in zip(got, want, strict=True))
-
-
-def _registry_value(schema_id: int, payload: bytes) -> bytes:
-    """A value in the Confluent schema-registry wire format."""
-    return struct.pack(">bI", 0, schema_id) + payload
+    check_read_committed(cluster, rule, action, [(r.offset, r.value) for r in got])
 
 
 def test_schema_id_rewrites_the_registry_header(cluster: mockkafka.Cluster) -> None:
-    topic = unique("avro")
-    cluster.create_topic(topic, partitions=1)
-    for i in range(3):
-        cluster.produce(topic, _registry_value(1, b"payload-%d" % i))
-    cluster.produce(topic, b"plain text")  # not registry framed: left alone
-    rule = cluster.faults.on("Fetch", topic=topic).once().schema_id(id=999)
-    got = run(_read_all(cluster, topic, 4))
-    assert rule.fired == 1
-    assert [r.value for r in got] == [
-        *(_registry_value(999, b"payload-%d" % i) for i in range(3)),
-        b"plain text",
-    ]
-    cluster.faults.on("Fetch", topic=topic).once().schema_id(magic=1)
-    got = run(_read_all(cluster, topic, 4))
-    assert got[0].value[:5] == b"\x01\x00\x00\x00\x01"  # wrong magic byte, id kept
+    check_schema_id(cluster, lambda topic, n: [r.value for r in run(_read_all(cluster, topic, n))])
 
 
 def test_skew_timestamps_moves_create_time(cluster: mockkafka.Cluster) -> None:
-    topic = unique("clock")
-    cluster.create_topic(topic, partitions=2)
-    ts = 1_700_000_000_000
-    for p in (0, 1):
-        cluster.produce(topic, b"v", partition=p, timestamp=ts)
-    hour = 3_600_000
-    rule = (
-        cluster.faults.on("Fetch", topic=topic, partition=1).every_time().skew_timestamps(ms=hour)
-    )
-
-    async def main() -> dict[int, tuple[int, int]]:
+    async def main(topic: str) -> dict[int, tuple[int, int]]:
         c = _consumer(cluster)
         await c.start()
         try:
@@ -304,10 +263,7 @@ def test_skew_timestamps_moves_create_time(cluster: mockkafka.Cluster) -> None:
         finally:
             await c.stop()
 
-    got = run(main())
-    assert rule.fired >= 1
-    assert len(cluster.traffic.requests("Fetch", fault=rule)) == rule.fired
-    assert got == {0: (0, ts), 1: (0, ts + hour)}  # timestamp_type 0: CreateTime
+    check_skew_timestamps(cluster, lambda topic: run(main(topic)), create_time=0)
 
 
 @pytest.mark.parametrize(("idempotent", "copies"), [(False, 2), (True, 1)])

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-import struct
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -15,6 +14,7 @@ from confluent_kafka import TIMESTAMP_CREATE_TIME, Consumer, Producer, TopicPart
 
 import mockkafka
 from mockkafka.protocol.records import decode_records
+from tests.interop._fault_checks import check_schema_id, check_skew_timestamps
 from tests.interop.conftest import unique
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
@@ -122,47 +122,20 @@ def test_corrupt_payload_on_keys_and_headers(cluster: mockkafka.Cluster) -> None
     assert m.value() == b"value" and m.key() != b"key-1" and len(m.key()) == 5
 
 
-def _registry_value(schema_id: int, payload: bytes) -> bytes:
-    """A value in the Confluent schema-registry wire format."""
-    return struct.pack(">bI", 0, schema_id) + payload
-
-
 def test_schema_id_rewrites_the_registry_header(cluster: mockkafka.Cluster) -> None:
-    topic = unique("avro")
-    cluster.create_topic(topic, partitions=1)
-    for i in range(3):
-        cluster.produce(topic, _registry_value(1, b"payload-%d" % i))
-    cluster.produce(topic, b"plain text")  # not registry framed: left alone
-    rule = cluster.faults.on("Fetch", topic=topic).once().schema_id(id=999)
-    got = _read_all(cluster, topic, 4)
-    assert rule.fired == 1
-    assert [m.value() for m in got] == [
-        *(_registry_value(999, b"payload-%d" % i) for i in range(3)),
-        b"plain text",
-    ]
-    cluster.faults.on("Fetch", topic=topic).once().schema_id(magic=1)
-    got = _read_all(cluster, topic, 4)
-    assert got[0].value()[:5] == b"\x01\x00\x00\x00\x01"  # wrong magic byte, id kept
+    check_schema_id(cluster, lambda topic, n: [m.value() for m in _read_all(cluster, topic, n)])
 
 
 def test_skew_timestamps_moves_create_time(cluster: mockkafka.Cluster) -> None:
-    topic = unique("clock")
-    cluster.create_topic(topic, partitions=2)
-    ts = 1_700_000_000_000
-    for p in (0, 1):
-        cluster.produce(topic, b"v", partition=p, timestamp=ts)
-    hour = 3_600_000
-    rule = (
-        cluster.faults.on("Fetch", topic=topic, partition=1).every_time().skew_timestamps(ms=hour)
-    )
-    c = _consumer(cluster)
-    try:
-        c.assign([TopicPartition(topic, 0, 0), TopicPartition(topic, 1, 0)])
-        got = {m.partition(): m.timestamp() for m in _consume(c, 2)}
-    finally:
-        c.close()
-    assert rule.fired >= 1
-    assert got == {0: (TIMESTAMP_CREATE_TIME, ts), 1: (TIMESTAMP_CREATE_TIME, ts + hour)}
+    def read(topic: str) -> dict[int, tuple[int, int]]:
+        c = _consumer(cluster)
+        try:
+            c.assign([TopicPartition(topic, 0, 0), TopicPartition(topic, 1, 0)])
+            return {m.partition(): m.timestamp() for m in _consume(c, 2)}
+        finally:
+            c.close()
+
+    check_skew_timestamps(cluster, read, create_time=TIMESTAMP_CREATE_TIME)
 
 
 @pytest.mark.parametrize(("idempotent", "copies"), [(False, 2), (True, 1)])
