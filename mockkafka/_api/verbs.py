@@ -193,7 +193,7 @@ class ClusterVerbs(AclVerbs):
 
     def uncap_api_versions(self) -> None:
         """Undo :meth:`cap_api_versions`: advertise every version served again."""
-        self._call(self._state.api_version_caps.clear)
+        self._call(lambda: self._state.api_version_caps.clear())
 
     # -- consumer groups -----------------------------------------------------------------------
 
@@ -203,7 +203,7 @@ class ClusterVerbs(AclVerbs):
 
     def groups(self) -> list[str]:
         """Ids of every group (classic, consumer, and offset-only "simple" groups)."""
-        return self._read(self._state.groups.group_ids)
+        return self._read(lambda: self._state.groups.group_ids())
 
     def committed_offsets(self, group: str) -> dict[tuple[str, int], int]:
         """{(topic, partition): committed offset} of ``group`` ({} if it does not exist)."""
@@ -243,7 +243,7 @@ class ClusterVerbs(AclVerbs):
 
     def share_groups(self) -> list[str]:
         """Ids of every share group (they are also among :meth:`groups`)."""
-        return self._read(self._state.groups.share_group_ids)
+        return self._read(lambda: self._state.groups.share_group_ids())
 
     def expire_acquisition_locks(
         self, group: str, *, topic: str | None = None, partition: int | None = None
@@ -426,9 +426,11 @@ class ClusterVerbs(AclVerbs):
         members: int | None,
         where: Callable[[GroupView], bool] | None,
     ) -> tuple[Callable[[], Seen[GroupView]], str]:
-        groups = self._state.groups
+        # The probe reads the state when it runs (on the loop), never here on the caller's
+        # thread: nothing of the state is captured ahead of time.
+        st = self._state
         return group_probe(
-            lambda: group_view(self._state, group) if group in groups.groups else None,
+            lambda: group_view(st, group) if group in st.groups.groups else None,
             group,
             state,
             members,
@@ -443,10 +445,10 @@ class ClusterVerbs(AclVerbs):
         where: Callable[[ShareGroupView], bool] | None,
     ) -> tuple[Callable[[], Seen[ShareGroupView]], str]:
         check_choice(state, SHARE_GROUP_STATES, "state", "share group state")
-        groups = self._state.groups
+        st = self._state
         return members_probe(
             lambda: (
-                share_group_view(self._state, group) if group in groups.share_group_ids() else None
+                share_group_view(st, group) if group in st.groups.share_group_ids() else None
             ),
             "the share group does not exist",
             state,
@@ -492,10 +494,10 @@ class ClusterVerbs(AclVerbs):
     def _committed_probe(
         self, group: str, topic: str, partition: int, offset: int
     ) -> tuple[Callable[[], Seen[int]], str]:
-        groups = self._state.groups
+        st = self._state
 
         def read() -> int | None:
-            c = groups.committed(group).get((topic, partition))
+            c = st.groups.committed(group).get((topic, partition))
             return None if c is None else c.offset
 
         return committed_probe(read, group, topic, partition, offset)

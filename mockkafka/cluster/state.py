@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import threading
 import uuid
 from collections.abc import Callable, Hashable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -75,6 +76,9 @@ INTERNAL_TOPICS: dict[str, tuple[str, str, dict[str, str]]] = {
 
 #: How many deleted topics' ids :attr:`ClusterState.retired_topic_ids` remembers.
 RETIRED_TOPIC_IDS = 10_000
+
+#: Guards the one lazily made part of the state (:attr:`ClusterState.groups`).
+_LAZY_LOCK = threading.Lock()
 
 
 class ClusterState:
@@ -166,13 +170,21 @@ class ClusterState:
 
     @property
     def groups(self) -> GroupCoordinator:
-        """The group coordinator, made (and the group machinery imported: ~10 ms of a
-        ``serve`` start) on first use."""
+        """The group coordinator, made (and the group machinery imported: ~50 ms of a cold
+        start) on first use.
+
+        State is read on the cluster's loop, but this one lazy part is made under a lock:
+        the first import of the group modules releases the GIL, and a second thread asking
+        meanwhile must get the same coordinator, never an orphan of its own (issue 33: a
+        wait built on the test's thread polled an orphan and timed out)."""
         g = self._groups
         if g is None:
-            from mockkafka.cluster.groups import GroupCoordinator
+            with _LAZY_LOCK:
+                g = self._groups
+                if g is None:
+                    from mockkafka.cluster.groups import GroupCoordinator
 
-            g = self._groups = GroupCoordinator(self)
+                    g = self._groups = GroupCoordinator(self)
         return g
 
     @groups.setter
