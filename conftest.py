@@ -1,10 +1,12 @@
 """Root conftest: plugins the test suite needs (pytest only allows them here), and the
 hypothesis profiles: ``ci`` (bounded, the default) and ``long`` (``--hypothesis-profile=long``,
 for nightly fuzzing campaigns), the ``--run-spark-extended`` switch for the longer Spark
-fault scenarios, and ``--run-kafka-three-brokers`` for the tests that start a three-node
+fault scenarios, ``--run-kafka-three-brokers`` for the tests that start a three-node
 Apache Kafka cluster (three JVMs)."""
 
 from __future__ import annotations
+
+import random
 
 import pytest
 
@@ -23,6 +25,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="also run the tests marked spark_extended (Spark fault scenarios, minutes)",
     )
     parser.addoption(
+        "--shuffle-seed",
+        type=int,
+        default=None,
+        metavar="SEED",
+        help="run the tests in a random order drawn from SEED (tools/flake_hunt.py uses it; "
+        "every xdist worker draws the same order)",
+    )
+    parser.addoption(
         "--run-kafka-three-brokers",
         action="store_true",
         default=False,
@@ -32,6 +42,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    seed = config.getoption("shuffle_seed")
+    if seed is not None:
+        random.Random(seed).shuffle(items)
     switches = {
         "spark_extended": (
             "run_spark_extended",

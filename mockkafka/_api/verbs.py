@@ -447,9 +447,7 @@ class ClusterVerbs(AclVerbs):
         check_choice(state, SHARE_GROUP_STATES, "state", "share group state")
         st = self._state
         return members_probe(
-            lambda: (
-                share_group_view(st, group) if group in st.groups.share_group_ids() else None
-            ),
+            lambda: share_group_view(st, group) if group in st.groups.share_group_ids() else None,
             "the share group does not exist",
             state,
             members,

@@ -98,7 +98,9 @@ class GroupConsumer:
         if self.errors and self.errors[0] is not None:
             raise self.errors[0]
 
-    def wait_records(self, count: int, timeout: float = 20.0) -> list[tuple[int, int, bytes | None]]:
+    def wait_records(
+        self, count: int, timeout: float = 20.0
+    ) -> list[tuple[int, int, bytes | None]]:
         deadline = time.monotonic() + timeout
         while len(self.records) < count and time.monotonic() < deadline:
             if self.errors:

@@ -11,32 +11,38 @@ from tests.first_use.registry import probe
 def wait_for_group(client: str) -> None:
     import mockkafka
 
-    with mockkafka.Cluster(topics={"payments": 3}) as cluster:
-        with GroupConsumer(client, cluster.bootstrap_servers, "payments", "g0"):
-            view = cluster.wait_for_group("g0", state="Stable", members=1, timeout=20)
-            assert view.state == "Stable" and len(view.members) == 1, view
+    with (
+        mockkafka.Cluster(topics={"payments": 3}) as cluster,
+        GroupConsumer(client, cluster.bootstrap_servers, "payments", "g0"),
+    ):
+        view = cluster.wait_for_group("g0", state="Stable", members=1, timeout=20)
+        assert view.state == "Stable" and len(view.members) == 1, view
 
 
 @probe(clients=("confluent",))  # the Python client that speaks KIP-848
 def wait_for_group_kip848(client: str) -> None:
     import mockkafka
 
-    with mockkafka.Cluster(topics={"payments": 3}) as cluster:
-        with GroupConsumer(
+    with (
+        mockkafka.Cluster(topics={"payments": 3}) as cluster,
+        GroupConsumer(
             client, cluster.bootstrap_servers, "payments", "g0", **{"group.protocol": "consumer"}
-        ):
-            view = cluster.wait_for_group("g0", members=1, timeout=20)
-            assert view.type == "consumer", view
+        ),
+    ):
+        view = cluster.wait_for_group("g0", members=1, timeout=20)
+        assert view.type == "consumer", view
 
 
 @probe(clients=("confluent",))
 def wait_for_group_any_state(client: str) -> None:
     import mockkafka
 
-    with mockkafka.Cluster(topics={"payments": 3}) as cluster:
-        with GroupConsumer(client, cluster.bootstrap_servers, "payments", "g0"):
-            cluster.wait_for_group("g0", state=None, timeout=20)
-            cluster.wait_for_group("g0", where=lambda g: len(g.assignments) == 1, timeout=20)
+    with (
+        mockkafka.Cluster(topics={"payments": 3}) as cluster,
+        GroupConsumer(client, cluster.bootstrap_servers, "payments", "g0"),
+    ):
+        cluster.wait_for_group("g0", state=None, timeout=20)
+        cluster.wait_for_group("g0", where=lambda g: len(g.assignments) == 1, timeout=20)
 
 
 @probe()
@@ -49,9 +55,11 @@ def wait_for_group_asyncio(client: str) -> None:
         view = await cluster.wait_for_group_async("g0", members=1, timeout=20)
         assert view.state == "Stable"
 
-    with mockkafka.Cluster(topics={"payments": 3}) as cluster:
-        with GroupConsumer(client, cluster.bootstrap_servers, "payments", "g0"):
-            asyncio.run(main(cluster))
+    with (
+        mockkafka.Cluster(topics={"payments": 3}) as cluster,
+        GroupConsumer(client, cluster.bootstrap_servers, "payments", "g0"),
+    ):
+        asyncio.run(main(cluster))
 
 
 @probe()
@@ -284,6 +292,4 @@ def rule_wait_fired(client: str) -> None:
         produce(client, cluster.bootstrap_servers, "orders", [b"1"])
         rule.wait_fired(timeout=20)
         assert rule.fired == 1
-        assert [r.value for r in cluster.wait_for_records("orders", count=1, timeout=20)] == [
-            b"1"
-        ]
+        assert [r.value for r in cluster.wait_for_records("orders", count=1, timeout=20)] == [b"1"]

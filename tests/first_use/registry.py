@@ -39,9 +39,7 @@ class Item:
 PROBES: dict[str, tuple[Probe, tuple[str, ...], float]] = {}
 
 
-def probe(
-    *, clients: tuple[str, ...] = CLIENTS, seconds: float = 60.0
-) -> Callable[[Probe], Probe]:
+def probe(*, clients: tuple[str, ...] = CLIENTS, seconds: float = 60.0) -> Callable[[Probe], Probe]:
     """Register ``fn`` as a probe run with each of ``clients`` (``("-",)``: no client)."""
 
     def register(fn: Probe) -> Probe:

@@ -122,7 +122,9 @@ def main(argv: list[str] | None = None) -> int:
             if not o.ok and args.verbose:
                 print(o.output[-4000:], flush=True)
     failed = 0
-    print(f"\n| item | client | holds | slowest s | first failure |\n| --- | --- | ---: | ---: | --- |")
+    print(
+        "\n| item | client | holds | slowest s | first failure |\n| --- | --- | ---: | ---: | --- |"
+    )
     for it in chosen:
         got = results[it.id]
         ok = sum(o.ok for o in got)
