@@ -11,7 +11,6 @@ skips the orders of that batch. The fixed worker passes every plan.
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given, settings
 from worker import INVOICES, ORDERS, run_until_idle
 
@@ -58,7 +57,6 @@ def check_every_order_invoiced(plan: FaultPlan, *, commit_before_processing: boo
         cluster.faults.clear()  # a drawn fault may never meet its request: not a failure here
 
 
-@pytest.mark.timeout(600)  # ten clusters and consumer groups; minutes on a loaded machine
 @settings(max_examples=10, deadline=None)
 @given(plan=PLANS)
 def test_every_order_is_invoiced(plan: FaultPlan) -> None:

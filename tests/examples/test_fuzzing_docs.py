@@ -33,3 +33,24 @@ def test_the_state_machine_of_the_docs_runs() -> None:
         machine,  # type: ignore[arg-type]
         settings=settings(max_examples=5, stateful_step_count=4, deadline=None, database=None),
     )
+
+
+def test_the_walkthrough_needs_nothing_the_fuzz_extra_does_not_bring() -> None:
+    # issue 33: it used @pytest.mark.timeout, which needs pytest-timeout; mockkafka[fuzz]
+    # brings hypothesis only, so a user's copy warned of an unknown mark (an error under
+    # --strict-markers)
+    marks = set(re.findall(r"pytest\.mark\.(\w+)", "\n".join(python_blocks())))
+    builtin = {"parametrize", "skip", "skipif", "xfail", "usefixtures", "filterwarnings"}
+    assert marks <= builtin | {"kafka_cluster", "kafka_scenario"}, marks
+    imported = set(re.findall(r"^(?:from|import) (\w+)", "\n".join(python_blocks()), re.M))
+    assert imported <= {
+        "__future__",
+        "hypothesis",
+        "mockkafka",
+        "pytest",
+        "worker",
+        "typing",
+        "collections",
+        "dataclasses",
+        "confluent_kafka",
+    }, imported
