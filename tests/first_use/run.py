@@ -88,6 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2, help="interpreters at once (default 2)")
     ap.add_argument("--only", action="append", help="glob over item ids (repeatable)")
     ap.add_argument("--shuffle", type=int, metavar="SEED", help="run in a random order")
+    ap.add_argument(
+        "--budget",
+        type=float,
+        metavar="SECONDS",
+        help="start no run after this many seconds (the table counts the runs made)",
+    )
     ap.add_argument("--list", action="store_true", help="list the items and exit")
     ap.add_argument("--verbose", action="store_true", help="print each failure's output")
     ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -112,10 +118,21 @@ def main(argv: list[str] | None = None) -> int:
         random.Random(args.shuffle).shuffle(runs)
     started = time.monotonic()
     results: dict[str, list[Outcome]] = defaultdict(list)
+    budget_end = None if args.budget is None else started + args.budget
+
+    def bounded(item_id: str, seconds: float) -> Outcome | None:
+        if budget_end is not None and time.monotonic() > budget_end:
+            return None  # over the budget: not run
+        return run_one(item_id, seconds)
+
+    unrun = 0
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = [pool.submit(run_one, it.id, it.seconds) for it in runs]
+        futures = [pool.submit(bounded, it.id, it.seconds) for it in runs]
         for n, f in enumerate(futures, 1):
             o = f.result()
+            if o is None:
+                unrun += 1
+                continue
             results[o.item].append(o)
             mark = "ok  " if o.ok else "FAIL"
             print(f"[{n}/{len(runs)}] {mark} {o.item} {o.seconds:.1f} s {o.detail}", flush=True)
@@ -127,15 +144,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     for it in chosen:
         got = results[it.id]
+        if not got:
+            print(f"| {it.name} | {it.client} | not run (budget) | | |")
+            continue
         ok = sum(o.ok for o in got)
         failed += len(got) - ok
         first = next((o.detail for o in got if not o.ok), "")
         slowest = max(o.seconds for o in got)
         print(f"| {it.name} | {it.client} | {ok} of {len(got)} | {slowest:.1f} | {first} |")
-    total = len(runs)
+    total = len(runs) - unrun
     print(
         f"\nfirst-use tier: {total - failed} passed, {failed} failed "
         f"({len(chosen)} items x {args.repeat}) in {time.monotonic() - started:.0f} s"
+        + (f"; {unrun} run(s) not started: over the {args.budget:.0f} s budget" if unrun else "")
     )
     return 1 if failed else 0
 
