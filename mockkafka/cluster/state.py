@@ -468,11 +468,7 @@ class ClusterState:
         """
         p = self.partition(topic, index)
         if leader != -1:
-            if not self.broker(leader).running:
-                raise KafkaApiError(
-                    ErrorCode.BROKER_NOT_AVAILABLE,
-                    f"broker {leader} is stopped; start it before moving leaders to it",
-                )
+            self._check_can_lead(leader)
             if leader not in p.replicas:
                 p.replicas.append(leader)
             if leader not in p.isr:
@@ -486,12 +482,22 @@ class ClusterState:
         self.emit_event("leader_moved", topic=topic, partition=index, leader=leader)
         return p
 
+    def _check_can_lead(self, broker: int) -> None:
+        if not self.broker(broker).running:
+            raise KafkaApiError(
+                ErrorCode.BROKER_NOT_AVAILABLE,
+                f"broker {broker} is stopped; start it before moving leaders to it",
+            )
+
     def move_leader(self, topic: str, index: int, to: int) -> Partition:
         """``Cluster.move_leader``: a reassignment that makes ``to`` the preferred replica,
         then a preferred election. As Kafka's ElectLeaders, a broker that already leads is
-        ELECTION_NOT_NEEDED (the leader epoch is kept); a stopped one cannot lead."""
+        ELECTION_NOT_NEEDED (the leader epoch is kept); a stopped broker cannot lead
+        (BROKER_NOT_AVAILABLE). ``to`` joins the replicas and the ISR if needed (as a
+        reassignment adding it, once caught up), where Kafka's preferred election alone
+        would answer PREFERRED_LEADER_NOT_AVAILABLE for a replica out of the ISR."""
         p = self.partition(topic, index)
-        self.broker(to)
+        self._check_can_lead(to)
         if p.leader == to:
             raise KafkaApiError(
                 ErrorCode.ELECTION_NOT_NEEDED,

@@ -230,6 +230,15 @@ def test_stopping_a_stopped_broker_or_starting_a_running_one_is_left_alone() -> 
     assert [e.name for e in engine.events] == ["broker_stopped", "broker_started"]
 
 
+def test_expiring_a_member_the_group_lacks_is_refused_without_an_event(v: Verbs) -> None:
+    v.create_topic("t")
+    v.commit_offsets("g", {("t", 0): 1})  # a group without members
+    engine = engine_of(v._state)
+    _refused("UNKNOWN_MEMBER_ID", lambda: v.expire_member("g", "nobody"))
+    _refused("GROUP_ID_NOT_FOUND", lambda: v.expire_member("nope", "nobody"))
+    assert [e.name for e in engine.events] == []  # a rule after_event member_expired waits on
+
+
 # -- add_partitions, cap_api_versions, commit_offsets ---------------------------------------
 
 
