@@ -286,12 +286,13 @@ class ClusterStateMachine(RuleBasedStateMachine):
     def apply_step(self, step: Step) -> None:
         """Apply one plan step (a fault or a verb) and remember it in :attr:`plan`.
 
-        A verb on a group or transaction the cluster does not know yet (the client has not
-        joined or begun) is skipped: it could not mean anything, and hypothesis shrinks it
+        A verb Kafka would refuse now -- on a group or transaction the cluster does not
+        know yet (the client has not joined or begun), or an offset beyond the records
+        written so far -- is skipped: it could not mean anything, and hypothesis shrinks it
         away."""
-        missing = missing_resource(self.cluster, step)
-        if missing is not None:
-            note(f"skipped {step!r}: no {missing} yet")
+        why = missing_resource(self.cluster, step)
+        if why is not None:
+            note(f"skipped {step!r}: {why}")
             return
         self._steps.append(step)
         apply_step(self.cluster, step)

@@ -123,6 +123,26 @@ def test_proxy_and_cluster_refuse_the_same_arguments_and_waits_say_what_they_saw
         proxy.wait_for_committed("g", "orders", 0, offset=1, timeout=0.2)
 
 
+def test_proxy_and_cluster_refuse_what_kafka_refuses_with_kafkas_error(
+    fake: mockkafka.Cluster, proxy: mockkafka.Proxy
+) -> None:
+    fake.create_topic("orders", replication_factor=3)
+    fake.produce("orders", b"x")
+    leader = fake.topic("orders").partition(0).leader
+    epoch = fake.topic("orders").partition(0).leader_epoch
+    for target in (fake, proxy):
+        with pytest.raises(KafkaApiError, match="ELECTION_NOT_NEEDED"):
+            target.move_leader("orders", 0, to=leader)
+        with pytest.raises(KafkaApiError, match="OFFSET_OUT_OF_RANGE"):
+            target.delete_records("orders", 0, before_offset=100)
+        with pytest.raises(mockkafka.ConfigError, match=r"caps\['Fetch'\] must be a version"):
+            target.cap_api_versions({"Fetch": 99})
+        with pytest.raises(mockkafka.ConfigError, match="add_partitions: total must be an int"):
+            target.add_partitions("orders", total=0)
+    p = fake.topic("orders").partition(0)
+    assert (p.leader, p.leader_epoch, p.log_start_offset) == (leader, epoch, 0)
+
+
 def test_an_async_proxy_waits_for_a_transaction_upstream(fake: mockkafka.Cluster) -> None:
     import trio
 

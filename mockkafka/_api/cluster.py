@@ -223,7 +223,7 @@ class _ClusterBase(ClusterVerbs, PublicObject):
 
     def stop_broker(self, broker: int) -> None:
         """Stop ``broker``: it refuses connections (open ones drop), leaves the ISRs, and
-        its leaderships move where they can."""
+        its leaderships move where they can (a stopped broker is left alone)."""
         self._call(lambda: self._server.stop_broker(broker))
 
     # -- reset ---------------------------------------------------------------------------------

@@ -300,7 +300,10 @@ class ProxyVerbs(AclVerbs):
         return int(p["base_offset"])
 
     def delete_records(self, topic: str, partition: int, *, before_offset: int) -> int:
-        """Advance the log start offset with DeleteRecords; returns the new log start."""
+        """Advance the log start offset with DeleteRecords; returns the new log start.
+        Kafka answers OFFSET_OUT_OF_RANGE above the high watermark (-1 means it) and
+        POLICY_VIOLATION on a compacted topic, raised as KafkaApiError."""
+        check_int(before_offset, "delete_records: before_offset")
         body = {
             "topics": [
                 {
@@ -487,7 +490,10 @@ class ProxyVerbs(AclVerbs):
         """Make upstream broker ``to`` the leader: reorder the replicas so ``to`` is the
         preferred one (AlterPartitionReassignments, same replica set) and run a preferred
         election (ElectLeaders). ``to`` must already be a replica of the partition (the
-        upstream needs as many brokers as the replication factor asks)."""
+        upstream needs as many brokers as the replication factor asks). A broker that
+        already leads raises KafkaApiError ELECTION_NOT_NEEDED, as Kafka's ElectLeaders
+        (and ``Cluster.move_leader``) answer."""
+        check_int(to, "move_leader: to")
         view = self.topic(topic).partition(partition)
         if to not in view.replicas:
             raise KafkaApiError(
@@ -497,7 +503,11 @@ class ProxyVerbs(AclVerbs):
                 "replication_factor on a cluster with more brokers",
             )
         if view.leader == to:
-            return
+            raise KafkaApiError(
+                ErrorCode.ELECTION_NOT_NEEDED,
+                f"move_leader: broker {to} already leads {topic}-{partition} upstream (leader "
+                f"epoch {view.leader_epoch} kept)",
+            )
         order = [to, *(r for r in view.replicas if r != to)]
         resp = self._admin.request(
             "AlterPartitionReassignments",

@@ -87,7 +87,8 @@ def record_args(
 
 def api_caps(caps: Mapping[str | int, int]) -> dict[int, int]:
     """``cap_api_versions``'s ``{"Fetch": 11}`` as {api key: highest version}; an unknown
-    API raises ConfigError with a did-you-mean, a bad version names the entry."""
+    API raises ConfigError with a did-you-mean, a version the API does not have (a cap
+    above its newest one would change nothing) names the entry and the API's range."""
     resolved: dict[int, int] = {}
     for k, v in caps.items():
         try:
@@ -95,8 +96,11 @@ def api_caps(caps: Mapping[str | int, int]) -> dict[int, int]:
         except KeyError:
             check_api_names(str(k), "caps")  # raises ConfigError with a did-you-mean
             raise
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise ConfigError(f"caps[{k!r}] must be a version >= 0, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, int) or not a.min_version <= v <= a.max_version:
+            raise ConfigError(
+                f"caps[{k!r}] must be a version of {a.name} from {a.min_version} to "
+                f"{a.max_version}, got {v!r}"
+            )
         resolved[a.key] = v
     return resolved
 

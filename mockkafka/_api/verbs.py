@@ -32,6 +32,7 @@ from mockkafka._api.verb_args import (
 from mockkafka.cluster.acls import AclBinding, AclFilter
 from mockkafka.cluster.configs import check_broker_configs, config_text, set_group_configs
 from mockkafka.cluster.coordinators import GROUP
+from mockkafka.cluster.groups import OFFSET_METADATA_MAX_BYTES
 from mockkafka.cluster.produce import append_records
 from mockkafka.cluster.quotas import client_quotas, make_entity
 from mockkafka.cluster.transactions import STATE_NAMES
@@ -113,7 +114,8 @@ class ClusterVerbs(AclVerbs):
 
     def add_partitions(self, topic: str, *, total: int) -> TopicView:
         """Grow ``topic`` to ``total`` partitions, as CreatePartitions would (never shrinks:
-        KafkaApiError INVALID_PARTITIONS)."""
+        KafkaApiError INVALID_PARTITIONS when ``total`` is not above the current count)."""
+        check_int(total, "add_partitions: total", 1)
 
         def do() -> TopicView:
             self._state.create_partitions(topic, total)
@@ -148,14 +150,27 @@ class ClusterVerbs(AclVerbs):
 
     def delete_records(self, topic: str, partition: int, *, before_offset: int) -> int:
         """Advance the log start offset to ``before_offset`` (retention, as DeleteRecords);
-        returns the new log start offset. Consumers below it get OFFSET_OUT_OF_RANGE."""
+        returns the new log start offset. Consumers below it get OFFSET_OUT_OF_RANGE.
+
+        As Kafka: ``before_offset=-1`` means the high watermark (delete every record); one
+        below the log start changes nothing; one above the high watermark (or below -1)
+        raises KafkaApiError OFFSET_OUT_OF_RANGE, and a topic whose ``cleanup.policy`` has
+        no ``delete`` KafkaApiError POLICY_VIOLATION.
+        """
+        check_int(before_offset, "delete_records: before_offset")
         return self._call(
             lambda: self._state.delete_records_before(topic, partition, before_offset)
         )
 
     def truncate_log(self, topic: str, partition: int, *, to_offset: int) -> None:
         """Unclean election: drop records at and above ``to_offset`` (whole batches) and
-        start a new leader epoch, so KIP-320 clients detect the loss."""
+        start a new leader epoch, so KIP-320 clients detect the loss.
+
+        ``to_offset`` runs from the log start offset to the high watermark (which keeps
+        every record and only starts the new epoch); outside that KafkaApiError
+        OFFSET_OUT_OF_RANGE names the range: an election can lose records, never add offsets.
+        """
+        check_int(to_offset, "truncate_log: to_offset")
         self._call(lambda: self._state.truncate_log(topic, partition, to_offset))
 
     def topic(self, topic: str) -> TopicView:
@@ -174,12 +189,25 @@ class ClusterVerbs(AclVerbs):
     # -- replication ------------------------------------------------------------------------
 
     def move_leader(self, topic: str, partition: int, *, to: int) -> None:
-        """Make broker ``to`` the leader (bumps the leader epoch; clients see it in Metadata)."""
-        self._call(lambda: self._state.set_leader(topic, partition, to))
+        """Make broker ``to`` the leader (bumps the leader epoch; clients see it in Metadata).
+
+        ``to`` joins the replicas and ISR if needed. As Kafka's ElectLeaders, a broker that
+        already leads raises KafkaApiError ELECTION_NOT_NEEDED (the epoch is kept); a stopped
+        or unknown broker BROKER_NOT_AVAILABLE.
+        """
+        check_int(to, "move_leader: to")
+        self._call(lambda: self._state.move_leader(topic, partition, to))
 
     def set_isr(self, topic: str, partition: int, *, to: Sequence[int]) -> None:
-        """Set the ISR of a partition (grow or shrink; the leader moves if it leaves)."""
-        isr = list(to)
+        """Set the ISR of a partition (grow or shrink; the leader moves if it leaves).
+
+        As Kafka's controller: the ISR is never empty (KafkaApiError INVALID_REQUEST), a
+        stopped broker cannot join it (INELIGIBLE_REPLICA), and the same ISR again changes
+        nothing (no new partition epoch).
+        """
+        if isinstance(to, str | bytes) or not isinstance(to, Sequence):
+            raise ConfigError(f"set_isr: to must be a list of broker ids, got {to!r}")
+        isr = [check_int(b, "set_isr: to[...]") for b in to]
         self._call(lambda: self._state.set_isr(topic, partition, isr))
 
     def cap_api_versions(self, caps: Mapping[str | int, int]) -> None:
@@ -214,12 +242,35 @@ class ClusterVerbs(AclVerbs):
     def commit_offsets(
         self, group: str, offsets: Mapping[tuple[str, int], int], *, metadata: str = ""
     ) -> None:
-        """Store committed offsets directly (test setup), as a simple commit would."""
+        """Store committed offsets directly (test setup), as a simple commit would.
+
+        As Kafka's OffsetCommit from outside the group (no member id, generation -1):
+        refused while the group has members (KafkaApiError UNKNOWN_MEMBER_ID for a classic
+        group, the consumer group's own code for a KIP-848 one), ``metadata`` longer than
+        ``offset.metadata.max.bytes`` is OFFSET_METADATA_TOO_LARGE, an unknown partition
+        UNKNOWN_TOPIC_OR_PARTITION; nothing is stored then.
+        """
 
         def do() -> None:
             gc = self._state.groups
-            for (topic, partition), offset in offsets.items():
+            for (topic, partition), _ in offsets.items():
                 self._state.partition(topic, partition)  # raises for an unknown partition
+                err = gc.commit_error(topic, partition, metadata)
+                if err != ErrorCode.NONE:
+                    raise KafkaApiError(
+                        err,
+                        f"commit_offsets: metadata of {len(metadata.encode())} bytes is over "
+                        f"offset.metadata.max.bytes ({OFFSET_METADATA_MAX_BYTES})",
+                    )
+            err = gc.validate_offset_commit(group, "", None, -1)
+            if err != ErrorCode.NONE:
+                raise KafkaApiError(
+                    err,
+                    f"commit_offsets: group {group!r} has members, and Kafka takes offsets "
+                    "from outside a group only while it is empty; commit from a member, or "
+                    "before the consumers join",
+                )
+            for (topic, partition), offset in offsets.items():
                 gc.store_committed_offset(group, topic, partition, offset, -1, metadata)
 
         self._call(do)
@@ -320,9 +371,12 @@ class ClusterVerbs(AclVerbs):
 
         The old coordinator answers NOT_COORDINATOR (parked JoinGroup/SyncGroup included),
         clients look the coordinator up again; members, generation, committed offsets and
-        transaction state are kept, as after a Kafka coordinator failover.
+        transaction state are kept, as after a Kafka coordinator failover. The broker that
+        already coordinates it raises KafkaApiError ELECTION_NOT_NEEDED, a stopped or
+        unknown one BROKER_NOT_AVAILABLE.
         """
         key_type, key = coordinator_key(group, transactional_id, "move_coordinator")
+        check_int(to, "move_coordinator: to")
         assert key is not None
         if key_type == GROUP:
             self._call(lambda: self._state.groups.move_coordinator(key, to))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockkafka.errors import ErrorCode
+from mockkafka.errors import ErrorCode, KafkaApiError
 
 if TYPE_CHECKING:
     from mockkafka.cluster.host import StateCore
@@ -68,8 +68,22 @@ class Coordinators:
         return -1
 
     def move(self, key_type: int, key: str, to: int) -> None:
-        """Pin ``key``'s coordinator to broker ``to``."""
-        self._state.broker(to)
+        """Pin ``key``'s coordinator to broker ``to``: a leader election of its
+        ``__consumer_offsets`` (``__transaction_state``) partition. As Kafka's ElectLeaders,
+        the broker already coordinating it is ELECTION_NOT_NEEDED, and a stopped broker
+        cannot lead (BROKER_NOT_AVAILABLE), as ``move_leader`` answers."""
+        if not self._state.broker(to).running:
+            raise KafkaApiError(
+                ErrorCode.BROKER_NOT_AVAILABLE,
+                f"move_coordinator: broker {to} is stopped; start it before moving "
+                "coordinators to it",
+            )
+        if self.coordinator(key_type, key) == to:
+            raise KafkaApiError(
+                ErrorCode.ELECTION_NOT_NEEDED,
+                f"move_coordinator: broker {to} already coordinates {key!r}; Kafka's "
+                "ElectLeaders answers the same for its partition's leader",
+            )
         self.pinned[(key_type, key)] = to
         self.epoch += 1
         self._state.notify(("coordinator", key_type, key))

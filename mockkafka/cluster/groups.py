@@ -305,34 +305,18 @@ class GroupCoordinator:
         self._state.emit_event("rebalance_triggered", group=group_id)
 
     def expire_member(self, group_id: str, member_id: str) -> None:
-        """Remove a member as if its session timed out."""
-        self._state.emit_event("member_expired", group=group_id, member=member_id)
+        """Remove a member as if its session timed out (UNKNOWN_MEMBER_ID, and no
+        ``member_expired`` event, when the group has no such member)."""
         g = self.require(group_id)
-        if isinstance(g, ClassicGroup):
-            cm = g.members.get(member_id)
-            if cm is not None:
-                g.remove_member(cm)
-                return
-        elif isinstance(g, ConsumerGroup):
-            km = g.members.get(member_id)
-            if km is not None:
-                g.remove_member(km)
-                return
-        elif isinstance(g, ShareGroup):
-            sm = g.members.get(member_id)
-            if sm is not None:
-                g.remove_member(sm)
-                return
-        elif isinstance(g, StreamsGroup):
-            stm = g.members.get(member_id)
-            if stm is not None:
-                g.remove_member(stm)
-                return
-        raise KafkaApiError(
-            ErrorCode.UNKNOWN_MEMBER_ID,
-            f"group {group_id!r} has no member {member_id!r}; members are "
-            f"{sorted(getattr(g, 'members', {}))}",
-        )
+        members = getattr(g, "members", {})
+        if member_id not in members:
+            raise KafkaApiError(
+                ErrorCode.UNKNOWN_MEMBER_ID,
+                f"group {group_id!r} has no member {member_id!r}; members are {sorted(members)}",
+            )
+        self._state.emit_event("member_expired", group=group_id, member=member_id)
+        if isinstance(g, ClassicGroup | ConsumerGroup | ShareGroup | StreamsGroup):
+            g.remove_member(g.members[member_id])  # type: ignore[arg-type]
 
     def move_coordinator(self, group_id: str, to: int) -> None:
         """Make broker ``to`` the coordinator; the old one answers NOT_COORDINATOR."""

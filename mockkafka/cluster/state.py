@@ -38,6 +38,7 @@ from mockkafka.cluster.configs import (
     DynamicConfigs,
     apply_changes,
     derived_broker_configs,
+    split_list,
     validate_topic_config,
 )
 from mockkafka.cluster.events import StateEvent
@@ -76,6 +77,8 @@ INTERNAL_TOPICS: dict[str, tuple[str, str, dict[str, str]]] = {
 
 #: How many deleted topics' ids :attr:`ClusterState.retired_topic_ids` remembers.
 RETIRED_TOPIC_IDS = 10_000
+#: DeleteRecords' offset -1: delete up to the high watermark.
+DELETE_TO_HIGH_WATERMARK = -1
 
 #: Guards the one lazily made part of the state (:attr:`ClusterState.groups`).
 _LAZY_LOCK = threading.Lock()
@@ -477,11 +480,7 @@ class ClusterState:
         """
         p = self.partition(topic, index)
         if leader != -1:
-            if not self.broker(leader).running:
-                raise KafkaApiError(
-                    ErrorCode.BROKER_NOT_AVAILABLE,
-                    f"broker {leader} is stopped; start it before moving leaders to it",
-                )
+            self._check_can_lead(leader)
             if leader not in p.replicas:
                 p.replicas.append(leader)
             if leader not in p.isr:
@@ -495,15 +494,56 @@ class ClusterState:
         self.emit_event("leader_moved", topic=topic, partition=index, leader=leader)
         return p
 
+    def _check_can_lead(self, broker: int) -> None:
+        if not self.broker(broker).running:
+            raise KafkaApiError(
+                ErrorCode.BROKER_NOT_AVAILABLE,
+                f"broker {broker} is stopped; start it before moving leaders to it",
+            )
+
+    def move_leader(self, topic: str, index: int, to: int) -> Partition:
+        """``Cluster.move_leader``: a reassignment that makes ``to`` the preferred replica,
+        then a preferred election. As Kafka's ElectLeaders, a broker that already leads is
+        ELECTION_NOT_NEEDED (the leader epoch is kept); a stopped broker cannot lead
+        (BROKER_NOT_AVAILABLE). ``to`` joins the replicas and the ISR if needed (as a
+        reassignment adding it, once caught up), where Kafka's preferred election alone
+        would answer PREFERRED_LEADER_NOT_AVAILABLE for a replica out of the ISR."""
+        p = self.partition(topic, index)
+        self._check_can_lead(to)
+        if p.leader == to:
+            raise KafkaApiError(
+                ErrorCode.ELECTION_NOT_NEEDED,
+                f"move_leader: broker {to} already leads {topic}-{index} (leader epoch "
+                f"{p.leader_epoch} kept); Kafka's ElectLeaders answers the same",
+            )
+        return self.set_leader(topic, index, to)
+
     def set_isr(self, topic: str, index: int, isr: list[int]) -> Partition:
         """Set the in-sync replicas (they join the replicas); the leader moves to the first
         running ISR member if it is not in the new ISR."""
         p = self.partition(topic, index)
+        if not isr:
+            raise KafkaApiError(
+                ErrorCode.INVALID_REQUEST,
+                f"set_isr: the ISR of {topic}-{index} cannot be empty (Kafka keeps the last "
+                "replica in it even when that broker stops); name at least one broker, or "
+                "stop_broker the ones to lose",
+            )
         for b in isr:
-            self.broker(b)
+            if not self.broker(b).running and b not in p.isr:
+                raise KafkaApiError(
+                    ErrorCode.INELIGIBLE_REPLICA,
+                    f"set_isr: broker {b} is stopped and cannot join the ISR of "
+                    f"{topic}-{index} (Kafka's controller refuses a fenced replica); "
+                    "start_broker it first",
+                )
+        new = list(dict.fromkeys(isr))
+        if new == p.isr:
+            return p  # as Kafka's controller: no change, no new partition epoch
+        for b in new:
             if b not in p.replicas:
                 p.replicas.append(b)
-        p.isr = list(dict.fromkeys(isr))
+        p.isr = new
         p.partition_epoch += 1
         self.emit_event("isr_changed", topic=topic, partition=index, isr=tuple(p.isr))
         if p.leader not in p.isr:
@@ -520,8 +560,14 @@ class ClusterState:
         batch is then out of sequence, as in Kafka).
         """
         p = self.partition(topic, index)
-        if to_offset < 0:
-            raise KafkaApiError(ErrorCode.OFFSET_OUT_OF_RANGE, f"to_offset {to_offset} < 0")
+        start, hw = p.log.log_start_offset, p.log.high_watermark
+        if not start <= to_offset <= hw:
+            raise KafkaApiError(
+                ErrorCode.OFFSET_OUT_OF_RANGE,
+                f"truncate_log: to_offset {to_offset} is outside {topic}-{index}'s log: give "
+                f"{start} (log start offset) to {hw} (high watermark); an unclean election "
+                "can only lose records, never add offsets",
+            )
         p.log.truncate(to_offset)
         end = p.log.log_end_offset
         for pid, st in list(p.producers.items()):
@@ -539,10 +585,32 @@ class ClusterState:
     def delete_records_before(self, topic: str, index: int, offset: int) -> int:
         """Retention / DeleteRecords: advance the log start offset; returns the new one.
 
-        Consumers positioned below it get OFFSET_OUT_OF_RANGE (then ``auto.offset.reset``).
+        As Kafka's ``Partition.deleteRecordsOnLeader``: -1 means the high watermark; an
+        offset below the log start changes nothing; a negative one or one above the high
+        watermark is OFFSET_OUT_OF_RANGE; a topic whose ``cleanup.policy`` has no
+        ``delete`` is POLICY_VIOLATION. Consumers positioned below the new log start get
+        OFFSET_OUT_OF_RANGE (then ``auto.offset.reset``).
         """
-        p = self.partition(topic, index)
-        new = p.log.delete_before(offset)
+        t = self.topic(topic)
+        p = t.partition(index)
+        log = p.log
+        if "delete" not in split_list(t.config("cleanup.policy")):
+            raise KafkaApiError(
+                ErrorCode.POLICY_VIOLATION,
+                f"Records of partition {topic}-{index} can not be deleted due to the "
+                f"configured policy (cleanup.policy={t.config('cleanup.policy')})",
+            )
+        hw = log.high_watermark
+        wanted = hw if offset == DELETE_TO_HIGH_WATERMARK else offset
+        if wanted < 0 or wanted > hw:
+            raise KafkaApiError(
+                ErrorCode.OFFSET_OUT_OF_RANGE,
+                f"Cannot increment the log start offset of {topic}-{index} to {offset}: give "
+                f"an offset up to the high watermark {hw} (or -1 for it)",
+            )
+        if wanted <= log.log_start_offset:
+            return log.log_start_offset
+        new = log.delete_before(wanted)
         self.notify(("partition", topic, index))
         self.emit_event("records_deleted", topic=topic, partition=index, offset=new)
         return new
@@ -593,6 +661,8 @@ class ClusterState:
     def stop_broker(self, node_id: int) -> None:
         """Mark a broker stopped: its partitions elect a new leader from the ISR if any."""
         b = self.broker(node_id)
+        if not b.running:
+            return  # a stopped broker is left alone
         b.running = False
         for p in self.iter_partitions():
             if node_id in p.isr and len(p.isr) > 1:
@@ -609,6 +679,8 @@ class ClusterState:
     def start_broker(self, node_id: int) -> None:
         """Mark a broker running again; it rejoins the ISR of its partitions."""
         b = self.broker(node_id)
+        if b.running:
+            return  # a running broker is left alone
         b.running = True
         for p in self.iter_partitions():
             if node_id in p.replicas and node_id not in p.isr:

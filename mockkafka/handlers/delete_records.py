@@ -6,7 +6,8 @@ the new start. Answers ``low_watermark`` = the new log start offset. An offset a
 high watermark (or below -1) is OFFSET_OUT_OF_RANGE; one below the current log start changes
 nothing. A broker that does not lead the partition answers NOT_LEADER_OR_FOLLOWER; a topic
 whose ``cleanup.policy`` has no ``delete`` answers POLICY_VIOLATION, as Kafka does. Fetchers
-parked on the partition are woken.
+parked on the partition are woken. The rules are ``ClusterState.delete_records_before``'s,
+shared with ``Cluster.delete_records``.
 
 Not implemented: ``timeout_ms`` is ignored (followers are always caught up here).
 """
@@ -15,13 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockkafka.cluster.configs import split_list
-from mockkafka.errors import ErrorCode
+from mockkafka.cluster.state import DELETE_TO_HIGH_WATERMARK
+from mockkafka.errors import ErrorCode, KafkaApiError
 from mockkafka.handlers._common import find_partition, find_topic, leader_error
 from mockkafka.handlers.base import RequestContext, Result, handler
 from mockkafka.protocol.codec import Message
-
-HIGH_WATERMARK = -1
 
 
 @handler("DeleteRecords", versions=(0, 2))
@@ -43,19 +42,11 @@ def handle(ctx: RequestContext, request: Message) -> Result:
             if err != ErrorCode.NONE:
                 out["error_code"] = err
                 continue
-            if "delete" not in split_list(topic.config("cleanup.policy")):
-                out["error_code"] = ErrorCode.POLICY_VIOLATION
-                continue
-            offset = rp.get("offset", HIGH_WATERMARK)
-            log = p.log
-            if offset == HIGH_WATERMARK:
-                offset = log.high_watermark
-            if offset < 0 or offset > log.high_watermark:
-                out["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
-                continue
-            if offset > log.log_start_offset:
-                log.delete_before(offset)
-                ctx.cluster.notify(("partition", topic.name, idx))
-            out["low_watermark"] = log.log_start_offset
+            try:
+                out["low_watermark"] = ctx.cluster.delete_records_before(
+                    topic.name, idx, rp.get("offset", DELETE_TO_HIGH_WATERMARK)
+                )
+            except KafkaApiError as exc:
+                out["error_code"] = exc.error
         topics_out.append({"name": name, "partitions": parts})
     return {"topics": topics_out}

@@ -175,7 +175,10 @@ class ScenarioRun:
                     with trio.CancelScope(shield=True):
                         await self._act(step)
                 except (MockKafkaError, KeyError, ValueError) as exc:
-                    self.problems.append(f"{what} failed: {exc}")
+                    # the step's file:line, so a refused argument is found in the YAML
+                    src, line = self.scenario.source, step.line
+                    where = f"{src}:{line}: " if src and line else ""
+                    self.problems.append(f"{where}{what} failed: {exc}")
                     self._skip(i + 1)
                     break
                 self._note(f"{what} done")
@@ -383,12 +386,15 @@ class ScenarioRun:
         await self._call(verb.name, kw)
 
     def _next_broker(self, name: str, kw: dict[str, Any]) -> int:
-        """The broker after the current leader (or coordinator); runs in a worker thread."""
+        """The broker after the current leader (or coordinator); runs in a worker thread.
+        A partition with a single replica moves to the next broker of the cluster (the
+        fake's ``move_leader`` adds it to the replicas), so ``next`` is never the broker
+        that already leads while there is another."""
+        ids = sorted(b if isinstance(b, int) else b.node_id for b in self.cluster.brokers)
         if name == "move_leader":
             p = self.cluster.topic(kw["topic"]).partitions[kw["partition"]]
-            reps: list[int] = list(p.replicas)
+            reps: list[int] = list(p.replicas) if len(p.replicas) > 1 else ids
             return reps[(reps.index(p.leader) + 1) % len(reps)] if p.leader in reps else reps[0]
-        ids = sorted(b if isinstance(b, int) else b.node_id for b in self.cluster.brokers)
         cur = self._coordinator(kw)
         return ids[(ids.index(cur) + 1) % len(ids)] if cur in ids else ids[0]
 

@@ -396,6 +396,8 @@ _STARTS = ("now", "at", "after_requests")
 #: Verbs that refuse a group or transactional id the cluster does not know yet.
 NEEDS_GROUP = ("trigger_rebalance",)
 NEEDS_TRANSACTION = ("abort_transaction", "fence_producer")
+#: Verbs whose offset argument must lie in the partition's log (Kafka: OFFSET_OUT_OF_RANGE).
+OFFSET_VERBS = {"truncate_log": "to_offset", "delete_records": "before_offset"}
 
 
 def _needs_existing(step: dict[str, Any]) -> dict[str, str] | None:
@@ -410,18 +412,26 @@ def _needs_existing(step: dict[str, Any]) -> dict[str, str] | None:
 
 
 def missing_resource(cluster: Any, step: Step) -> str | None:
-    """The group or transactional id a verb step names that ``cluster`` does not know yet
-    (such a step would be refused), else None."""
+    """Why ``cluster`` would refuse a verb step now, as Kafka would, else None: a group or
+    transactional id it does not know yet, or an offset outside the partition's log (a
+    ``truncate_log`` or ``delete_records`` offset drawn before the records were written)."""
     action = step.action
     if not isinstance(action, Verb):
         return None
     kw = action.kwargs
     if action.name in NEEDS_GROUP and kw["group"] not in cluster.groups():
-        return f"group {kw['group']!r}"
+        return f"no group {kw['group']!r} yet"
     if action.name in NEEDS_TRANSACTION:
         known = {t.transactional_id for t in cluster.transactions()}
         if kw["transactional_id"] not in known:
-            return f"transactional id {kw['transactional_id']!r}"
+            return f"no transactional id {kw['transactional_id']!r} yet"
+    if action.name in OFFSET_VERBS and kw["partition"] != "all":
+        arg = OFFSET_VERBS[action.name]
+        p = cluster.topic(kw["topic"]).partition(kw["partition"])
+        if kw[arg] > p.high_watermark:
+            return f"{arg}={kw[arg]} is beyond the high watermark {p.high_watermark}"
+        if action.name == "truncate_log" and kw[arg] < p.log_start_offset:
+            return f"{arg}={kw[arg]} is below the log start offset {p.log_start_offset}"
     return None
 
 
@@ -438,7 +448,8 @@ def _step(draw: st.DrawFn, space: _Space, kinds: list[str]) -> dict[str, Any]:
     if kind in FAULT_KINDS:
         return {"fault": draw(_fault(space, kind))}
     if kind == "move_leader":
-        return {kind: {"topic": topic, "partition": partition, "to": broker}}
+        # "next": never the broker that already leads (ELECTION_NOT_NEEDED, as in Kafka)
+        return {kind: {"topic": topic, "partition": partition, "to": "next"}}
     if kind == "set_isr":
         isr = draw(st.sets(st.integers(1, space.brokers), min_size=1))
         return {kind: {"topic": topic, "partition": partition, "to": sorted(isr)}}
@@ -461,7 +472,7 @@ def _step(draw: st.DrawFn, space: _Space, kinds: list[str]) -> dict[str, Any]:
             ("transactional_id", t) for t in space.transactional_ids
         ]
         key, value = draw(st.sampled_from(owners))
-        return {kind: {key: value, "to": broker}}
+        return {kind: {key: value, "to": "next"}}
     if kind == "delay_transaction_markers":
         return {kind: {"ms": draw(_ms(space))}}
     return {kind: {"transactional_id": draw(st.sampled_from(space.transactional_ids))}}

@@ -116,6 +116,11 @@ BAD_REQUESTS = [
      "on='Fetc' is not a Kafka API (did you mean Fetch?)"),
     ("POST", "/steps", {"move_leader": {"topic": "nope", "partition": 0, "to": 1}}, 409,
      "UNKNOWN_TOPIC_OR_PARTITION"),
+    ("POST", "/steps", {"truncate_log": {"topic": "t", "partition": 0, "to_offset": 5}}, 409,
+     "OFFSET_OUT_OF_RANGE: truncate_log: to_offset 5 is outside t-0's log: give 0 (log start "
+     "offset) to 0 (high watermark)"),
+    ("POST", "/steps", {"move_leader": {"topic": "t", "partition": 0, "to": 1}}, 409,
+     "ELECTION_NOT_NEEDED: move_leader: broker 1 already leads t-0"),
     ("POST", "/scenario", {"name": "leader-failovr"}, 400,
      "no library scenario named 'leader-failovr' (did you mean leader-failover?)"),
     ("POST", "/wait", {"after": {"event": {"event": "leader_move"}}}, 400,

@@ -82,7 +82,7 @@ def test_faults_block_runs_against_the_cluster_it_assumes() -> None:
         code = blocks()["Faults"]
         exec(compile(code, "README.md: Faults", "exec"), {"cluster": cluster})
         assert len(cluster.faults.rules()) == 11
-        assert cluster.topic("orders").partition(0).log_start_offset == 100
+        assert cluster.topic("orders").partition(0).log_start_offset == 50
         assert cluster.topic("orders").partition(0).high_watermark == 100
         # No client runs after the block, so its rules never fire: the cluster says so.
         assert len(cluster.unfired_rules()) == 11

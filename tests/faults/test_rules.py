@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from mockkafka.cluster.coordinators import GROUP
 from mockkafka.cluster.state import ClusterConfig, ClusterState, ManualClock
 from mockkafka.errors import ConfigError
 from mockkafka.faults import (
@@ -174,7 +175,8 @@ def test_group_verbs_record_events_rules_can_wait_for() -> None:
     faults = Faults(engine, lambda f: f())
     rule = faults.on("FindCoordinator").after_event("coordinator_moved", group="g").observe()
     assert not _fire(engine, RequestInfo(api="FindCoordinator"))
-    state.groups.move_coordinator("g", 2)
+    other = 3 - state.coordinators.coordinator(GROUP, "g")  # the broker not coordinating
+    state.groups.move_coordinator("g", other)
     assert [e.name for e in engine.events] == ["coordinator_moved"]
     assert _fire(engine, RequestInfo(api="FindCoordinator")) == [rule.name]
 

@@ -251,7 +251,8 @@ def test_confluent_consumer_validates_position_after_leader_change(
                     got.append(m.value())
 
         poll_until(5)
-        cluster.move_leader(name, 0, to=2)
+        leader = cluster.topic(name).partition(0).leader
+        cluster.move_leader(name, 0, to=next(b for b in (1, 2, 3) if b != leader))
         for i in range(3):
             cluster.produce(name, f"b{i}")
         poll_until(8)

@@ -74,6 +74,11 @@ def test_topic_verbs_are_performed_by_kafka(proxy: mockkafka.Proxy, kafka: Kafka
     assert proxy.delete_records(topic, 1, before_offset=3) == 3
     p1 = proxy.topic(topic).partition(1)
     assert (p1.log_start_offset, p1.high_watermark) == (3, 5)
+    # Kafka refuses above the high watermark, as Cluster.delete_records and truncate_log do
+    with pytest.raises(KafkaApiError, match="OFFSET_OUT_OF_RANGE"):
+        proxy.delete_records(topic, 1, before_offset=100)
+    with pytest.raises(KafkaApiError, match="ELECTION_NOT_NEEDED"):
+        proxy.move_leader(topic, 1, to=p1.leader)
     assert [r.offset for r in proxy.wait_for_records(topic, partition=1, count=2)] == [3, 4]
 
     assert topic in proxy.topics()

@@ -352,7 +352,8 @@ def soak(seconds: float, seed: int) -> dict[str, Any]:
         while time.monotonic() - t0 < seconds:
             time.sleep(min(0.7, max(0.0, seconds - (time.monotonic() - t0))))
             part = rng.randrange(PARTITIONS)
-            cluster.move_leader(TOPIC, part, to=rng.randint(1, 3))
+            leader = cluster.topic(TOPIC).partition(part).leader
+            cluster.move_leader(TOPIC, part, to=rng.choice([b for b in (1, 2, 3) if b != leader]))
             moves += 1
         run.stop_producing.set()
         for t in producers:

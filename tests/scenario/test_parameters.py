@@ -112,7 +112,7 @@ def test_skip_expect_leaves_a_check_out() -> None:
 
 def test_a_failed_check_names_the_parameter_it_depends_on() -> None:
     sc = Scenario.from_yaml(STORY, topic="payments", group="ledger", records="1")
-    with mockkafka.Cluster() as cluster:
+    with mockkafka.Cluster(brokers=2) as cluster:  # a second broker for the leader to move to
         run = sc.start(cluster)
         cluster.produce("payments", "p1", partition=0)
         assert run.wait(10)

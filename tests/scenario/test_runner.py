@@ -4,6 +4,7 @@ expectations reported like test failures; sync, trio and asyncio forms."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 import trio
@@ -118,6 +119,25 @@ def test_a_verb_the_cluster_refuses_stops_the_timeline_with_its_error() -> None:
     msg = str(info.value)
     assert "step 1 move_leader failed: " in msg and "UNKNOWN_TOPIC_OR_PARTITION" in msg
     assert "step 2 trigger_rebalance never ran (an earlier step did not)" in msg
+
+
+def test_a_step_argument_kafka_refuses_names_the_file_and_line_of_the_step(
+    tmp_path: Path,
+) -> None:
+    story = tmp_path / "unclean.yaml"
+    story.write_text(
+        "name: unclean\n"
+        "topics: {orders: {partitions: 1}}\n"
+        "seed: {orders: {count: 5, partition: 0}}\n"
+        "steps:\n"
+        "  - truncate_log: {topic: orders, partition: 0, to_offset: 100}\n"
+    )
+    with mockkafka.Cluster() as c, pytest.raises(AssertionError) as info:
+        Scenario.load(story).run(c, timeout=10)
+    assert (
+        f"{story}:5: step 1 truncate_log failed: OFFSET_OUT_OF_RANGE: truncate_log: to_offset "
+        "100 is outside orders-0's log: give 0 (log start offset) to 5 (high watermark)"
+    ) in str(info.value)
 
 
 def test_seed_data_is_reproducible_from_the_random_seed() -> None:
