@@ -184,9 +184,11 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def _add_scenario_flags(parser: argparse.ArgumentParser, scenario_help: str) -> None:
-    """``--scenario``, ``--set`` and ``--skip-expect`` (``serve`` and ``proxy``)."""
-    parser.add_argument("--scenario", metavar="NAME|FILE", help=scenario_help)
+def _add_scenario_flags(parser: argparse.ArgumentParser, scenario_help: str | None) -> None:
+    """``--scenario`` (unless ``scenario_help`` is None: ``scenario check`` takes the file as
+    an argument), ``--set`` and ``--skip-expect`` (``serve``, ``proxy``, ``scenario check``)."""
+    if scenario_help is not None:
+        parser.add_argument("--scenario", metavar="NAME|FILE", help=scenario_help)
     parser.add_argument(
         "--set",
         dest="scenario_parameters",
@@ -343,6 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
     scs = sc.add_subparsers(dest="scenario_command", required=True, parser_class=_Parser)
     check = scs.add_parser("check", help="validate a scenario file (exit 0) or explain (exit 1)")
     check.add_argument("file", metavar="NAME|FILE")
+    _add_scenario_flags(check, None)
     return ap
 
 
@@ -662,11 +665,15 @@ def show_scenario(name: str) -> int:
     return 0
 
 
-def check_scenario(target: str) -> int:
+def check_scenario(args: argparse.Namespace) -> int:
+    """``mockkafka scenario check NAME|FILE [--set NAME=VALUE] [--skip-expect CHECK]``: the
+    file with those parameters bound, as ``serve --scenario`` would load it."""
     from mockkafka.scenario.model import Scenario, ScenarioError
 
     try:
-        sc = Scenario.load(target)
+        sc = Scenario.load(
+            args.file, skip_expect=args.skip_expect, **dict(args.scenario_parameters)
+        )
     except ScenarioError as exc:
         return _problem("scenario check", str(exc), status=1)
     print(f"{sc.source}: ok ({sc.name}: {len(sc.steps)} steps, {len(sc.expect)} checks)")
@@ -825,7 +832,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "proxy":
         return run_proxy(args)
     if args.command == "scenario":
-        return check_scenario(args.file)
+        return check_scenario(args)
     try:
         scenario = load_scenario(args)
         check_args(args)

@@ -151,6 +151,6 @@ def check_templates(spec: SeedSpec, random_seed: int) -> None:
                 raise ScenarioError(
                     path,
                     f"{template!r} starts like JSON but its records are not JSON "
-                    f"({exc}; the first would be {sample!r}): put a template field that "
-                    'stands for text in quotes, "{{ faker.name }}"',
+                    f"({exc}; the first would be {sample!r}): check its braces and quotes "
+                    '(a field standing for text goes in quotes: "{{ faker.name }}")',
                 ) from None

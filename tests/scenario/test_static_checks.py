@@ -126,6 +126,19 @@ def test_a_seed_template_that_looks_like_json_but_is_not_is_refused() -> None:
     assert "starts like JSON but its records are not JSON" in msg
 
 
+def test_scenario_check_binds_parameters_as_serve_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    story = ["scenario", "check", "rebalance-storm", "--set", "seed_records=0"]
+    assert main([*story, "--set", 'seed_value={"id": {{ index }}}']) == 0
+    assert ": ok (rebalance-storm: " in capsys.readouterr().out
+    assert main([*story, "--set", 'seed_value={"id": {{ index }}']) == 1
+    err = capsys.readouterr().err
+    assert "rebalance-storm.yaml:17:" in err and "starts like JSON but its records are not" in err
+    assert main([*story, "--skip-expect", "comitted"]) == 1
+    assert "has no check 'comitted' (did you mean committed?)" in capsys.readouterr().err
+
+
 def test_a_declared_topic_that_exists_with_other_partitions_is_refused() -> None:
     sc = load_text("name: six\ntopics: {orders: {partitions: 6}}\n")
     with mockkafka.Cluster() as c:
