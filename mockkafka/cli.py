@@ -184,6 +184,30 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
+def _add_scenario_flags(parser: argparse.ArgumentParser, scenario_help: str | None) -> None:
+    """``--scenario`` (unless ``scenario_help`` is None: ``scenario check`` takes the file as
+    an argument), ``--set`` and ``--skip-expect`` (``serve``, ``proxy``, ``scenario check``)."""
+    if scenario_help is not None:
+        parser.add_argument("--scenario", metavar="NAME|FILE", help=scenario_help)
+    parser.add_argument(
+        "--set",
+        dest="scenario_parameters",
+        type=_parameter,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="bind a parameter of --scenario, e.g. topic=payments (repeatable; "
+        "`mockkafka scenarios --show NAME` lists them)",
+    )
+    parser.add_argument(
+        "--skip-expect",
+        action="append",
+        default=[],
+        metavar="CHECK",
+        help="leave a check of the scenario's expect: out, e.g. committed (repeatable)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(
         prog=PROG,
@@ -198,27 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="number of brokers (default: the scenario's, else 1)",
     )
-    s.add_argument(
-        "--scenario",
-        metavar="NAME|FILE",
-        help="play a scenario (a library name, see `mockkafka scenarios`, or a .yaml file)",
-    )
-    s.add_argument(
-        "--set",
-        dest="scenario_parameters",
-        type=_parameter,
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="bind a parameter of --scenario, e.g. topic=payments (repeatable; "
-        "`mockkafka scenarios --show NAME` lists them)",
-    )
-    s.add_argument(
-        "--skip-expect",
-        action="append",
-        default=[],
-        metavar="CHECK",
-        help="leave a check of the scenario's expect: out, e.g. committed (repeatable)",
+    _add_scenario_flags(
+        s, "play a scenario (a library name, see `mockkafka scenarios`, or a .yaml file)"
     )
     s.add_argument(
         "--control-port",
@@ -329,9 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     px.add_argument("--control-port", type=int, default=0, help="port of the control endpoint")
     px.add_argument("--control-host", default="127.0.0.1", help="address of the control endpoint")
     px.add_argument("--control-token", help="every control request must carry this bearer token")
-    px.add_argument(
-        "--scenario", metavar="NAME|FILE", help="play this scenario against the upstream"
-    )
+    _add_scenario_flags(px, "play this scenario against the upstream")
     a = sub.add_parser("apis", help="list the API keys and versions the broker serves")
     a.add_argument("--kafka-version", metavar="RELEASE", help="as that Kafka release would")
     ls = sub.add_parser("scenarios", help="list the library scenarios with one-line descriptions")
@@ -342,6 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
     scs = sc.add_subparsers(dest="scenario_command", required=True, parser_class=_Parser)
     check = scs.add_parser("check", help="validate a scenario file (exit 0) or explain (exit 1)")
     check.add_argument("file", metavar="NAME|FILE")
+    _add_scenario_flags(check, None)
     return ap
 
 
@@ -661,11 +665,15 @@ def show_scenario(name: str) -> int:
     return 0
 
 
-def check_scenario(target: str) -> int:
+def check_scenario(args: argparse.Namespace) -> int:
+    """``mockkafka scenario check NAME|FILE [--set NAME=VALUE] [--skip-expect CHECK]``: the
+    file with those parameters bound, as ``serve --scenario`` would load it."""
     from mockkafka.scenario.model import Scenario, ScenarioError
 
     try:
-        sc = Scenario.load(target)
+        sc = Scenario.load(
+            args.file, skip_expect=args.skip_expect, **dict(args.scenario_parameters)
+        )
     except ScenarioError as exc:
         return _problem("scenario check", str(exc), status=1)
     print(f"{sc.source}: ok ({sc.name}: {len(sc.steps)} steps, {len(sc.expect)} checks)")
@@ -675,18 +683,8 @@ def check_scenario(target: str) -> int:
 def load_scenario(args: argparse.Namespace) -> Scenario | None:
     """The ``--scenario`` of ``serve`` (raises UsageProblem), and ``--brokers`` defaulted from
     it (1 without a scenario)."""
-    scenario = None
-    if args.scenario is not None:
-        from mockkafka.scenario.model import Scenario, ScenarioError
-
-        try:
-            scenario = Scenario.load(
-                args.scenario,
-                skip_expect=args.skip_expect,
-                **dict(args.scenario_parameters),
-            )
-        except ScenarioError as exc:
-            raise UsageProblem(str(exc)) from None
+    scenario = scenario_of(args)
+    if scenario is not None:
         if args.brokers is None:
             args.brokers = scenario.cluster.brokers
         elif args.brokers < scenario.cluster.brokers:
@@ -694,11 +692,26 @@ def load_scenario(args: argparse.Namespace) -> Scenario | None:
                 f"scenario {scenario.name!r} needs {scenario.cluster.brokers} brokers; "
                 f"--brokers is {args.brokers}"
             )
-    elif args.scenario_parameters or args.skip_expect:
-        raise UsageProblem("--set and --skip-expect bind a --scenario; there is none")
     if args.brokers is None:
         args.brokers = 1
     return scenario
+
+
+def scenario_of(args: argparse.Namespace) -> Scenario | None:
+    """The ``--scenario`` of ``serve`` or ``proxy`` with its ``--set`` parameters bound and
+    its ``--skip-expect`` checks left out (raises UsageProblem)."""
+    if args.scenario is None:
+        if args.scenario_parameters or args.skip_expect:
+            raise UsageProblem("--set and --skip-expect bind a --scenario; there is none")
+        return None
+    from mockkafka.scenario.model import Scenario, ScenarioError
+
+    try:
+        return Scenario.load(
+            args.scenario, skip_expect=args.skip_expect, **dict(args.scenario_parameters)
+        )
+    except ScenarioError as exc:
+        raise UsageProblem(str(exc)) from None
 
 
 def run_proxy(args: argparse.Namespace) -> int:
@@ -709,10 +722,12 @@ def run_proxy(args: argparse.Namespace) -> int:
     import trio
 
     from mockkafka.errors import MockKafkaError, leaf_exception
-    from mockkafka.scenario.model import Scenario
 
     try:
-        scenario = Scenario.load(args.scenario) if args.scenario else None
+        scenario = scenario_of(args)
+    except UsageProblem as exc:
+        return _problem("proxy", str(exc))
+    try:
         run = functools.partial(
             serve_proxy,
             args.upstream,
@@ -817,7 +832,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "proxy":
         return run_proxy(args)
     if args.command == "scenario":
-        return check_scenario(args.file)
+        return check_scenario(args)
     try:
         scenario = load_scenario(args)
         check_args(args)

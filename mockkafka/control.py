@@ -10,6 +10,7 @@ POST    /steps                apply one step now (or, with at/after/when, once i
 GET     /faults               the fault rules with their counters
 DELETE  /faults               remove every fault rule
 POST    /scenario             load (``{"name": ...}`` or ``{"yaml": ...}``) and start one
+                              (409 while one plays, unless ``"replace": true``)
 GET     /scenario             its progress; ``/scenario/check`` evaluates ``expect:``
 POST    /wait                 wait for a condition (``{"after": ...}`` / ``{"when": ...}``)
 GET     /traffic              recorded exchanges (``?api=&since_seq=&limit=``)
@@ -524,18 +525,31 @@ class ControlServer:
 
     async def _scenario(self, doc: dict[str, Any], q: dict[str, list[str]]) -> tuple[int, Any]:
         if ("name" in doc) == ("yaml" in doc) or set(doc) - {
-            "name", "yaml", "parameters", "skip_expect"
+            "name", "yaml", "parameters", "skip_expect", "replace"
         }:  # fmt: skip
             raise HttpError(
                 400,
                 'give {"name": LIBRARY_NAME_OR_PATH} or {"yaml": TEXT}, optionally with '
-                '"parameters": {"topic": "payments", ...} and "skip_expect": ["committed"]',
+                '"parameters": {"topic": "payments", ...}, "skip_expect": ["committed"] and '
+                '"replace": true',
             )
         params = doc.get("parameters", {})
         skip = doc.get("skip_expect", [])
+        replace = doc.get("replace", False)
         if not isinstance(params, dict) or not isinstance(skip, list):
             raise HttpError(
                 400, '"parameters" is an object {"NAME": VALUE}; "skip_expect" a list of checks'
+            )
+        if not isinstance(replace, bool):
+            raise HttpError(400, f'"replace" is true or false, got {replace!r}')
+        playing = self.scenario_run
+        if playing is not None and not playing.finished and not replace:
+            raise HttpError(
+                409,
+                f"scenario {playing.scenario.name!r} is still playing (step "
+                f"{playing.steps_done} of {len(playing.scenario.steps)} done): wait until GET "
+                '/scenario says "finished", or send "replace": true to cancel its steps left '
+                "and start this one",
             )
         sc = (
             Scenario.load(str(doc["name"]), skip_expect=skip, **params)
@@ -548,13 +562,14 @@ class ControlServer:
         return 202, {"started": sc.name, "steps": len(sc.steps)}
 
     async def start_scenario(self, sc: Scenario) -> ScenarioRun:
-        """Set up ``sc`` and play its steps in the background."""
+        """Set up ``sc`` and play its steps in the background, in place of the scenario
+        loaded before (its steps not yet run are cancelled once ``sc`` is set up)."""
         _load()
-        if self.scenario_run is not None and not self.scenario_run.finished:
-            self.scenario_run.cancel()
         sc.check_runs_on(self.cluster)
         run = ScenarioRun(sc, self.cluster)
-        await self._blocking(run.setup)
+        await self._blocking(run.setup)  # a refused setup leaves the scenario before playing
+        if self.scenario_run is not None and not self.scenario_run.finished:
+            self.scenario_run.cancel()
         self.scenario_run = run
         self.nursery.start_soon(run.play)
         return run
@@ -753,7 +768,15 @@ def build_openapi() -> dict[str, Any]:
             "post": {
                 "summary": "load a scenario (library name, path or YAML text) and start it",
                 "requestBody": body("ScenarioRequest"),
-                "responses": {"202": ok("started"), "400": err},
+                "responses": {
+                    "202": ok("started"),
+                    "400": err,
+                    "409": ok(
+                        "a scenario is still playing (send replace: true), or a topic it "
+                        "declares exists with other partitions",
+                        "Error",
+                    ),
+                },
             },
             "get": {
                 "summary": "progress of the scenario",
@@ -850,6 +873,12 @@ def build_openapi() -> dict[str, Any]:
                             "type": "array",
                             "items": {"type": "string"},
                             "description": "checks of expect: to leave out, e.g. [committed]",
+                        },
+                        "replace": {
+                            "type": "boolean",
+                            "default": False,
+                            "description": "cancel the steps left of a scenario still "
+                            "playing and start this one (without it: 409 while one plays)",
                         },
                     },
                     "additionalProperties": False,

@@ -112,6 +112,19 @@ def _only_the_fake(what: str) -> None:
     )
 
 
+def check_brokers(real: RealKafkaCluster, brokers: int, source: str | None) -> None:
+    """Skip the test (stopping its proxy) when the real cluster has fewer brokers than the
+    test asked for, with the reason a scenario asking for as many skips with."""
+    __tracebackhide__ = True
+    from mockkafka.scenario.on_proxy import too_few_brokers
+
+    short = too_few_brokers(brokers, real.proxy)
+    if short is None:
+        return
+    real.stop()
+    pytest.skip(f"--kafka-backend=kafka: {source or 'the options'}: brokers={brokers}: {short}")
+
+
 class RealKafkaCluster:
     """The ``kafka_cluster`` of a test run with ``--kafka-backend=kafka`` (or
     ``--kafka-proxy-upstream``).

@@ -1,7 +1,7 @@
 """``@pytest.mark.kafka_scenario("leader-failover")``: a YAML scenario alongside a test.
 
-The marker names a library scenario or a ``.yaml`` path (relative to the test file, then to
-the current directory), then binds the scenario's parameters by keyword
+The marker names a library scenario or a ``.yaml`` path (a relative one is resolved against
+the test file's folder, never the current directory), then binds the scenario's parameters by keyword
 (``topic="payments", group="ledger"``; an unknown one is a usage error with a did-you-mean)
 and may leave checks out (``skip_expect=["committed"]``). The ``kafka_cluster`` fixture then gets the scenario's brokers and
 cluster options (a ``kafka_cluster`` marker still wins), its topics and seed data, and the
@@ -12,6 +12,7 @@ the steps not yet run are cancelled and ``expect:`` is checked: every failed exp
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,10 +55,23 @@ def scenario_of(item: pytest.Item) -> Scenario | None:
     from mockkafka import Scenario, ScenarioError
 
     target: Any = mark.args[0]
-    if str(target).endswith((".yaml", ".yml")):
-        here = Path(str(item.fspath)).parent / target
-        if here.is_file():
-            target = here
+    text = str(target)
+    if text.endswith((".yaml", ".yml")) or "/" in text or os.sep in text:
+        # a path: relative to the test file, so the test passes from any folder
+        folder = Path(str(item.fspath)).parent
+        path = Path(target).expanduser()
+        if not path.is_absolute():
+            path = folder / path
+        if not path.is_file():
+            _usage_error(
+                f"@pytest.mark.kafka_scenario: no such scenario file: {path}"
+                + (
+                    ""
+                    if Path(target).is_absolute()
+                    else f" ({text!r} is resolved against the test file's folder, {folder})"
+                )
+            )
+        target = path
     try:
         return Scenario.load(target, **mark.kwargs)
     except ScenarioError as exc:

@@ -214,6 +214,7 @@ def _start(request: pytest.FixtureRequest, opts: ClusterOptions, label: str) -> 
     name, version = _backend.backend(request.config)
     if name == "kafka":  # a real Apache Kafka broker (see _backend.py)
         real: Any = _backend.RealKafkaCluster(version, _backend.proxy_upstream(request.config))
+        _backend.check_brokers(real, opts.brokers, opts.sources.get("brokers"))
         create_topics(real, opts)
         return cast("Cluster", real)
     cluster = start_cluster(opts)

@@ -28,6 +28,7 @@ from mockkafka.scenario.plan import (
     Path,
     ScenarioError,
     ScenarioParameter,
+    combine,
     did_you_mean,
     expect_paths,
     format_path,
@@ -80,6 +81,21 @@ def _locate(marks: Marks, path: Path, *, at_value: bool) -> tuple[int | None, in
     return marks.get((), (None, None))
 
 
+def _tab_hint(text: str, mark: Any) -> str:
+    """A hint when the line of a YAML error holds a tab: YAML indents with spaces only, and
+    PyYAML's own words ("found character '\\t' that cannot start any token") do not say so."""
+    if mark is None:
+        return ""
+    lines = text.splitlines()
+    line = lines[mark.line] if mark.line < len(lines) else ""
+    if "\t" not in line:
+        return ""
+    return (
+        f"; line {mark.line + 1} has a tab at column {line.index(chr(9)) + 1}: YAML wants "
+        "spaces there (it never indents with tabs)"
+    )
+
+
 def parse_yaml(text: str, file: str) -> tuple[Any, Marks]:
     """YAML text -> (document, marks); a syntax error becomes a ScenarioError."""
     try:
@@ -89,7 +105,9 @@ def parse_yaml(text: str, file: str) -> tuple[Any, Marks]:
         mark = exc.problem_mark
         raise ScenarioError(
             (),
-            f"not valid YAML: {exc.problem}" + (f" ({exc.context})" if exc.context else ""),
+            f"not valid YAML: {exc.problem}"
+            + (f" ({exc.context})" if exc.context else "")
+            + _tab_hint(text, mark),
             file=file,
             line=mark.line + 1 if mark else None,
             column=mark.column + 1 if mark else None,
@@ -246,22 +264,26 @@ def check_text(
     """Parse scenario YAML, bind its parameters, leave out the checks of ``skip_expect`` and
     check the result against the JSON Schema; raises :class:`ScenarioError` naming
     file:line:col (every schema mistake, the first one first)."""
+    checked, errors = read_text(text, file=file, skip_expect=skip_expect, parameters=parameters)
+    if errors:
+        raise combine(errors)
+    return checked
+
+
+def read_text(
+    text: str,
+    *,
+    file: str = "<scenario>",
+    skip_expect: Iterable[str] = (),
+    parameters: dict[str, Any] | None = None,
+) -> tuple[Checked, list[ScenarioError]]:
+    """:func:`check_text` returning the schema's mistakes (located) instead of raising them,
+    so the caller can go on and report the mistakes found later in the same file. A YAML
+    syntax error or a parameter that cannot be bound still raises."""
     doc, marks = parse_yaml(text, file)
     doc, marks, bound, uses = _bind(doc, marks, file, skip_expect, dict(parameters or {}))
     errors = list(_schema_errors(doc, marks, file))
-    if errors:
-        first = errors[0]
-        if len(errors) > 1:
-            rest = "\n".join(f"  {e}" for e in errors[1:])
-            raise ScenarioError(
-                first.path,
-                f"{first.message}\n{len(errors) - 1} more mistake(s):\n{rest}",
-                file=first.file,
-                line=first.line,
-                column=first.column,
-            )
-        raise first
-    return Checked(doc, marks, file, bound, uses)
+    return Checked(doc, marks, file, bound, uses), errors
 
 
 def library_dirs() -> list[FsPath]:
@@ -301,4 +323,13 @@ def find(path_or_name: str | os.PathLike[str]) -> FsPath:
     return lib[name]
 
 
-__all__ = ["Checked", "check_text", "find", "format_path", "library", "parse_yaml", "schema"]
+__all__ = [
+    "Checked",
+    "check_text",
+    "find",
+    "format_path",
+    "library",
+    "parse_yaml",
+    "read_text",
+    "schema",
+]

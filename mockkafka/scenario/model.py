@@ -75,6 +75,7 @@ from mockkafka.scenario.plan import (
     _plain,
     _required,
     _str,
+    combine,
     did_you_mean,
     expect_paths,
     fault_from_dict,
@@ -214,90 +215,169 @@ def from_dict(
     check_parameters: tuple[tuple[str, ...], ...] = (),
 ) -> Scenario:
     """A parsed scenario document -> :class:`Scenario`; raises :class:`ScenarioError` with
-    the path of the first wrong field."""
+    the path of the first wrong field, listing every other mistake after it."""
+    problems: list[ScenarioError] = []
+    scenario = read_dict(
+        doc,
+        problems,
+        source=source,
+        parameters=parameters,
+        check_parameters=check_parameters,
+    )
+    if problems:
+        raise combine(problems)
+    return scenario
+
+
+class _Collect:
+    """``with collect:`` records a ScenarioError and goes on with the next part."""
+
+    def __init__(self, problems: list[ScenarioError]) -> None:
+        self.problems = problems
+        self.failed = False
+
+    def __enter__(self) -> None:
+        self.failed = False
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
+        if isinstance(exc, ScenarioError):
+            self.problems.append(exc)
+            self.failed = True
+            return True
+        return False
+
+
+def read_dict(
+    doc: Any,
+    problems: list[ScenarioError],
+    *,
+    source: str | None = None,
+    parameters: tuple[ScenarioParameter, ...] | None = None,
+    check_parameters: tuple[tuple[str, ...], ...] = (),
+) -> Scenario:
+    """:func:`from_dict` reporting into ``problems`` every mistake it finds (each part of
+    the file is read on its own, then the steps are checked against the topics and brokers
+    they will meet: :mod:`~mockkafka.scenario.timeline`); the Scenario holds the parts
+    that could be read."""
+    collect = _Collect(problems)
     m = _mapping(doc, (), "a scenario: " + ", ".join(TOP_KEYS))
     _keys(m, (), TOP_KEYS, "top-level key")
-    name = _str(_required(m, "name", (), "a scenario"), ("name",))
+    name = ""
+    with collect:
+        name = _str(_required(m, "name", (), "a scenario"), ("name",))
     description = m.get("description", "")
     if not isinstance(description, str):
-        raise ScenarioError(("description",), f"expected a string, got {description!r}")
-    cl = _mapping(m.get("cluster", {}), ("cluster",), "brokers and cluster options")
-    brokers = _int(cl.get("brokers", 1), ("cluster", "brokers"), 1)
-    from mockkafka.cluster.config import ClusterConfig
+        problems.append(ScenarioError(("description",), f"expected a string, got {description!r}"))
+        description = ""
+    cluster = ClusterSpec()
+    with collect:
+        cl = _mapping(m.get("cluster", {}), ("cluster",), "brokers and cluster options")
+        brokers = _int(cl.get("brokers", 1), ("cluster", "brokers"), 1)
+        from mockkafka.cluster.config import ClusterConfig
 
-    opts = tuple(sorted(ClusterConfig.__dataclass_fields__))
-    options = []
-    for k, v in cl.items():
-        if k == "brokers":
-            continue
-        if k not in opts:
-            raise unknown_key(("cluster",), k, ("brokers", *opts), "cluster option")
-        options.append((str(k), _freeze(v)))
-    cluster = ClusterSpec(brokers, tuple(options))
+        opts = tuple(sorted(ClusterConfig.__dataclass_fields__))
+        options = []
+        for k, v in cl.items():
+            if k == "brokers":
+                continue
+            if k not in opts:
+                raise unknown_key(("cluster",), k, ("brokers", *opts), "cluster option")
+            options.append((str(k), _freeze(v)))
+        cluster = ClusterSpec(brokers, tuple(options))
+    brokers = cluster.brokers
     topics: list[TopicSpec] = []
-    tm = _mapping(m.get("topics", {}), ("topics",), "topic name -> {partitions, ...}")
+    tm: Any = {}
+    with collect:
+        tm = _mapping(m.get("topics", {}), ("topics",), "topic name -> {partitions, ...}")
     for tname, spec in tm.items():
-        tp = ("topics", str(tname))
-        spec = {} if spec is None else _mapping(spec, tp, "partitions, replication_factor, config")
-        _keys(spec, tp, ("partitions", "replication_factor", "config"), "topic key")
-        rf = _int(spec.get("replication_factor", 1), (*tp, "replication_factor"), 1)
-        if rf > brokers:
-            raise ScenarioError(
-                (*tp, "replication_factor"),
-                f"replication_factor {rf} needs at least {rf} brokers; cluster.brokers is {brokers}",
+        with collect:
+            tp = ("topics", str(tname))
+            spec = (
+                {} if spec is None else _mapping(spec, tp, "partitions, replication_factor, config")
             )
-        topics.append(
-            TopicSpec(
-                str(tname),
-                _int(spec.get("partitions", 1), (*tp, "partitions"), 1),
-                rf,
-                _check_kind(STR_MAP, spec.get("config", {}), (*tp, "config")),
+            _keys(spec, tp, ("partitions", "replication_factor", "config"), "topic key")
+            rf = _int(spec.get("replication_factor", 1), (*tp, "replication_factor"), 1)
+            if rf > brokers:
+                raise ScenarioError(
+                    (*tp, "replication_factor"),
+                    f"replication_factor {rf} needs at least {rf} brokers; "
+                    f"cluster.brokers is {brokers}",
+                )
+            topics.append(
+                TopicSpec(
+                    str(tname),
+                    _int(spec.get("partitions", 1), (*tp, "partitions"), 1),
+                    rf,
+                    _check_kind(STR_MAP, spec.get("config", {}), (*tp, "config")),
+                )
             )
-        )
-    known_topics = {t.topic for t in topics}
+    known_topics = {t.topic for t in topics} | {str(t) for t in tm}
     seeds: list[SeedSpec] = []
-    sm = _mapping(m.get("seed", {}), ("seed",), "topic name -> {count, key, value}")
+    sm: Any = {}
+    with collect:
+        sm = _mapping(m.get("seed", {}), ("seed",), "topic name -> {count, key, value}")
     for tname, spec in sm.items():
-        sp = ("seed", str(tname))
-        if tname not in known_topics:
-            raise ScenarioError(
-                sp,
-                f"seed topic {tname!r} is not under topics{did_you_mean(tname, known_topics)}; "
-                f"topics: {', '.join(sorted(known_topics)) or 'none'}",
+        with collect:
+            sp = ("seed", str(tname))
+            if tname not in known_topics:
+                raise ScenarioError(
+                    sp,
+                    f"seed topic {tname!r} is not under topics"
+                    f"{did_you_mean(tname, known_topics)}; "
+                    f"topics: {', '.join(sorted(known_topics)) or 'none'}",
+                )
+            spec = _mapping(spec, sp, "count, key, value, partition")
+            _keys(spec, sp, ("count", "key", "value", "partition"), "seed key")
+            part = spec.get("partition")
+            seeds.append(
+                SeedSpec(
+                    str(tname),
+                    _int(_required(spec, "count", sp, "a seed"), (*sp, "count")),
+                    _freeze(spec.get("key")),
+                    _freeze(spec.get("value", "{{ index }}")),
+                    None if part is None else _int(part, (*sp, "partition")),
+                )
             )
-        spec = _mapping(spec, sp, "count, key, value, partition")
-        _keys(spec, sp, ("count", "key", "value", "partition"), "seed key")
-        part = spec.get("partition")
-        seeds.append(
-            SeedSpec(
-                str(tname),
-                _int(_required(spec, "count", sp, "a seed"), (*sp, "count"), 1),
-                _freeze(spec.get("key")),
-                _freeze(spec.get("value", "{{ index }}")),
-                None if part is None else _int(part, (*sp, "partition")),
-            )
-        )
-    random_seed = _int(m.get("random_seed", 0), ("random_seed",))
+    random_seed = 0
+    with collect:
+        random_seed = _int(m.get("random_seed", 0), ("random_seed",))
     if parameters is None:
-        from mockkafka.scenario.params import declared
+        parameters = ()
+        with collect:
+            from mockkafka.scenario.params import declared
 
-        parameters = declared(m.get("parameters"))
+            parameters = declared(m.get("parameters"))
     raw_steps = m.get("steps", [])
     if not isinstance(raw_steps, list):
-        raise ScenarioError(("steps",), f"expected a list of steps, got {raw_steps!r}")
-    steps = tuple(step_from_dict(s, ("steps", i)) for i, s in enumerate(raw_steps))
+        problems.append(ScenarioError(("steps",), f"expected a list of steps, got {raw_steps!r}"))
+        raw_steps = []
+    read: list[tuple[int, Step]] = []
+    unsure: set[str] = set()
+    for i, s in enumerate(raw_steps):
+        with collect:
+            read.append((i, step_from_dict(s, ("steps", i))))
+        created = s.get("create_topic") if isinstance(s, dict) else None
+        if collect.failed and isinstance(created, dict) and isinstance(created.get("topic"), str):
+            unsure.add(created["topic"])  # not reported missing in the steps after it
+    steps = tuple(s for _, s in read)
+    from mockkafka.scenario.timeline import timeline_problems
+
+    problems += timeline_problems(cluster, topics, read, unsure=unsure)
     names = [s.action.name for s in steps if isinstance(s.action, Fault) and s.action.name]
-    expect = _expect_from(m.get("expect", {}), ("expect",))
-    for i, c in enumerate(expect):
+    expect: tuple[Check, ...] = ()
+    with collect:
+        expect = _expect_from(m.get("expect", {}), ("expect",))
+    for c in expect:
         if isinstance(c, RulesFired) and c.names:
             for n in c.names:
                 if n not in names:
-                    raise ScenarioError(
-                        ("expect", "rules_fired"),
-                        f"no fault is named {n!r}{did_you_mean(n, names)}; "
-                        f"named faults: {', '.join(names) or 'none'}",
+                    problems.append(
+                        ScenarioError(
+                            ("expect", "rules_fired"),
+                            f"no fault is named {n!r}{did_you_mean(n, names)}; "
+                            f"named faults: {', '.join(names) or 'none'}",
+                        )
                     )
-        del i
     return Scenario(
         name, description, cluster, tuple(topics), tuple(seeds), random_seed, steps, expect,
         source, parameters, check_parameters,
@@ -362,24 +442,52 @@ def load_text(
     of ``skip_expect`` left out; raises :class:`ScenarioError` naming file:line:col."""
     from mockkafka.scenario import loader  # reads YAML: imported when a scenario is loaded
 
-    checked = loader.check_text(text, file=file, skip_expect=skip_expect, parameters=parameters)
+    checked, errors = loader.read_text(
+        text, file=file, skip_expect=skip_expect, parameters=parameters
+    )
+    problems: list[ScenarioError] = []
+    scenario: Scenario | None = None
     try:
-        scenario = from_dict(
+        scenario = read_dict(
             checked.doc,
+            problems,
             source=file,
             parameters=checked.parameters,
             check_parameters=checked.check_parameters,
         )
+    except ScenarioError as exc:
+        problems.append(exc)
+    except Exception:
+        if not errors:
+            raise
+        # a document the schema refused may not even have the shape read_dict walks
+    if scenario is not None:
         from mockkafka.scenario.seed import check_templates
 
         for spec in scenario.seed:
-            check_templates(spec, scenario.random_seed)
-        steps = tuple(
-            dataclasses.replace(s, line=checked.step_line(i)) for i, s in enumerate(scenario.steps)
-        )
-        return dataclasses.replace(scenario, steps=steps)
-    except ScenarioError as exc:
-        raise checked.locate(exc) from None
+            try:
+                check_templates(spec, scenario.random_seed)
+            except ScenarioError as exc:
+                problems.append(exc)
+    # the schema's mistakes first; then the others, leaving out a second word on a part
+    # of the file the schema already complained about
+    later = [
+        checked.locate(p) for p in problems if not any(_same_part(p.path, e.path) for e in errors)
+    ]
+    if errors or later or scenario is None:
+        # in the order of the file (the schema's order among mistakes on one line)
+        raise combine(sorted([*errors, *later], key=lambda e: e.line or 0))
+    steps = tuple(
+        dataclasses.replace(s, line=checked.step_line(i)) for i, s in enumerate(scenario.steps)
+    )
+    return dataclasses.replace(scenario, steps=steps)
+
+
+def _same_part(a: Path, b: Path) -> bool:
+    """Whether two paths are in the same part of a file (the same step, topic, seed or
+    check; the whole file for a path naming no part)."""
+    n = min(len(a), len(b), 2)
+    return a[:n] == b[:n]
 
 
 def load(

@@ -49,16 +49,22 @@ def step_problem(step: Step) -> str | None:
     return refusal(step.action.name)
 
 
+def too_few_brokers(wanted: int, target: Any) -> str | None:
+    """Why the proxy ``target`` cannot give ``wanted`` brokers (None when it can): a
+    scenario's ``cluster.brokers`` and a ``kafka_cluster(brokers=...)`` marker skip alike."""
+    have = len(target.brokers)
+    if wanted <= have:
+        return None
+    return f"the upstream has {have} broker(s); point the proxy at a cluster with as many"
+
+
 def problems(scenario: ScenarioPlan, target: Any) -> list[str]:
     """Everything of ``scenario`` the proxy ``target`` cannot run, one line each."""
     file = scenario.source or scenario.name
     out: list[str] = []
-    have = len(target.brokers)
-    if scenario.cluster.brokers > have:
-        out.append(
-            f"{file}: cluster: brokers: {scenario.cluster.brokers}: the upstream has {have} "
-            "broker(s); point the proxy at a cluster with as many"
-        )
+    short = too_few_brokers(scenario.cluster.brokers, target)
+    if short is not None:
+        out.append(f"{file}: cluster: brokers: {scenario.cluster.brokers}: {short}")
     for i, step in enumerate(scenario.steps):
         why = step_problem(step)
         if why is not None:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
@@ -89,6 +89,22 @@ class ScenarioError(ConfigError):
                 where += f":{self.column}"
         fld = self.field
         return f"{where}: {fld}: {self.message}" if fld else f"{where}: {self.message}"
+
+
+def combine(errors: Sequence[ScenarioError]) -> ScenarioError:
+    """One error telling every mistake of a file: the first (its file, line and field
+    are the error's), then ``N more mistake(s):`` with each other one on its own line."""
+    first = errors[0]
+    if len(errors) == 1:
+        return first
+    rest = "\n".join(f"  {e}" for e in errors[1:])
+    return ScenarioError(
+        first.path,
+        f"{first.message}\n{len(errors) - 1} more mistake(s):\n{rest}",
+        file=first.file,
+        line=first.line,
+        column=first.column,
+    )
 
 
 def format_path(path: Iterable[str | int]) -> str:

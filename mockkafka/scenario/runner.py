@@ -30,7 +30,7 @@ import trio
 
 from mockkafka._api.cluster import AsyncCluster, Cluster
 from mockkafka._api.proxy import AsyncProxy, Proxy, _ProxyBase
-from mockkafka.errors import MockKafkaError, WaitTimeout
+from mockkafka.errors import KafkaApiError, MockKafkaError, WaitTimeout
 from mockkafka.faults.engine import Rule, engine_of
 from mockkafka.scenario.expect import Acked, evaluate, view_group
 from mockkafka.scenario.on_proxy import check_runs_on
@@ -112,8 +112,21 @@ class ScenarioRun:
                 f"scenario {sc.name!r} needs {sc.cluster.brokers} brokers; the cluster has "
                 f"{have} (use mockkafka.Cluster(brokers={sc.cluster.brokers}))"
             )
+        existing = set(self.cluster.topics())
+        for t in sc.topics:  # all checked before any is created
+            if t.topic in existing:
+                have = len(self.cluster.topic(t.topic).partitions)
+                if have != t.partitions:
+                    raise KafkaApiError(
+                        "TOPIC_ALREADY_EXISTS",
+                        f"scenario {sc.name!r} declares topic {t.topic!r} with {t.partitions} "
+                        f"partition(s); the cluster already holds it with {have}. A scenario "
+                        "keeps a topic that exists only when the partitions match (Kafka "
+                        "would not re-create it either): set topics."
+                        f"{t.topic}.partitions to {have}, or delete the topic first",
+                    )
         for t in sc.topics:
-            if t.topic in self.cluster.topics():
+            if t.topic in existing:
                 continue
             self.cluster.create_topic(
                 t.topic,

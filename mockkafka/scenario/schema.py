@@ -327,7 +327,7 @@ def build_schema() -> dict[str, Any]:
                 "seed": {
                     "type": "object",
                     "additionalProperties": _obj(
-                        {"count": POS, "key": template, "value": template, "partition": NAT},
+                        {"count": NAT, "key": template, "value": template, "partition": NAT},
                         ["count"],
                     ),
                 },

@@ -3,8 +3,10 @@
 A template is a string where ``{{ faker.PROVIDER }}`` and ``{{ index }}`` are replaced
 (``"order-{{ index }}"``, ``"{{ faker.uuid4 }}"``), or a mapping
 ``{faker: PROVIDER, ...keyword arguments}``; ``{faker: json, fields: {name: name}}`` is a
-JSON object whose values come from the named providers. The same ``random_seed`` gives the
-same records.
+JSON object whose values come from the named providers. A string template starting with
+``{`` (not a ``{{`` field) or ``[`` is JSON (``'{"id": {{ index }}, "note": "{{ faker.paragraph }}"}'``): faker
+values are escaped as JSON string content, and the loader refuses one whose records would
+not parse. The same ``random_seed`` gives the same records.
 """
 
 from __future__ import annotations
@@ -58,6 +60,18 @@ def _call(fn: Callable[[], Any]) -> Callable[[int], str]:
     return lambda _i: str(fn())
 
 
+def _is_json(template: str) -> bool:
+    """Whether a string template is JSON: it starts with ``{`` (not a ``{{`` field) or ``[``."""
+    text = template.lstrip()
+    return text.startswith("[") or (text.startswith("{") and not text.startswith("{{"))
+
+
+def _json_escaped(part: Callable[[int], str]) -> Callable[[int], str]:
+    """A value as the inside of a JSON string: a quote or backslash from faker cannot end
+    the string early."""
+    return lambda i: json.dumps(part(i))[1:-1]
+
+
 def renderer(template: Any, fake: Any, path: Path) -> Render:
     """Check ``template`` now (unknown providers raise ScenarioError) and return a function
     ``(index) -> str`` producing one value."""
@@ -75,6 +89,7 @@ def renderer(template: Any, fake: Any, path: Path) -> Render:
         fn = _provider(fake, str(prov), (*path, "faker"))
         return lambda _t, _i: str(fn(**args))
     text = str(template)
+    is_json = _is_json(text)
     parts: list[Callable[[int], str]] = []
     pos = 0
     for m in _FIELD.finditer(text):
@@ -85,7 +100,7 @@ def renderer(template: Any, fake: Any, path: Path) -> Render:
             parts.append(str)
         elif name.startswith("faker."):
             fn = _provider(fake, name[len("faker.") :], path)
-            parts.append(_call(fn))
+            parts.append(_json_escaped(_call(fn)) if is_json else _call(fn))
         else:
             raise ScenarioError(
                 path,
@@ -122,7 +137,20 @@ def seed_records(
 
 
 def check_templates(spec: SeedSpec, random_seed: int) -> None:
-    """Raise ScenarioError now for an unknown provider or template field."""
+    """Raise ScenarioError now for an unknown provider or template field, or a JSON
+    template (one starting with ``{`` or ``[``) whose records would not be JSON."""
     fake = _faker(random_seed)
-    renderer(spec.key, fake, ("seed", spec.topic, "key"))
-    renderer(spec.value, fake, ("seed", spec.topic, "value"))
+    for part, template in (("key", spec.key), ("value", spec.value)):
+        path: Path = ("seed", spec.topic, part)
+        render = renderer(template, fake, path)
+        if isinstance(template, str) and _is_json(template):
+            sample = render(None, 0)
+            try:
+                json.loads(sample or "")
+            except ValueError as exc:
+                raise ScenarioError(
+                    path,
+                    f"{template!r} starts like JSON but its records are not JSON "
+                    f"({exc}; the first would be {sample!r}): check its braces and quotes "
+                    '(a field standing for text goes in quotes: "{{ faker.name }}")',
+                ) from None

@@ -22,13 +22,33 @@ def test_serve_binds_scenario_parameters_and_the_endpoint_too() -> None:
         assert status == 200 and list(state["topics"]) == ["payments"]
         assert sum(p["high_watermark"] for p in state["topics"]["payments"]) == 3
 
-        status, got = http(
-            "POST",
-            f"{ctl}/scenario",
-            {"name": "coordinator-loading", "parameters": {"topic": "audit", "seed_records": 2}},
+        story = {"name": "coordinator-loading", "parameters": {"topic": "audit", "seed_records": 2}}
+        # leader-failover still waits for the app's records: a second one is refused...
+        status, got = http("POST", f"{ctl}/scenario", story)
+        assert status == 409, got
+        assert got["error"].startswith(
+            "scenario 'leader-failover' is still playing (step 0 of 2 done): wait until "
+            'GET /scenario says "finished", or send "replace": true'
         )
+        assert "audit" not in http("GET", f"{ctl}/state")[1]["topics"]
+        # ...unless it replaces it
+        status, got = http("POST", f"{ctl}/scenario", {**story, "replace": True})
         assert status == 202, got
         assert "audit" in http("GET", f"{ctl}/state")[1]["topics"]
+        assert http("GET", f"{ctl}/scenario")[1]["name"] == "coordinator-loading"
+
+        # a scenario declaring an existing topic with other partitions: what Kafka says
+        other = "name: other\ntopics: {audit: {partitions: 5}}\n"
+        status, got = http("POST", f"{ctl}/scenario", {"yaml": other, "replace": True})
+        assert status == 409, got
+        assert got["error"].startswith(
+            "TOPIC_ALREADY_EXISTS: scenario 'other' declares topic 'audit' with 5 partition(s); "
+            "the cluster already holds it with 2."
+        )
+        assert http("GET", f"{ctl}/scenario")[1]["name"] == "coordinator-loading"
+        same = "name: same\ntopics: {audit: {partitions: 2}}\n"
+        status, got = http("POST", f"{ctl}/scenario", {"yaml": same, "replace": True})
+        assert status == 202, got
 
         status, err = http(
             "POST", f"{ctl}/scenario", {"name": "coordinator-loading", "parameters": {"tpoic": "x"}}
@@ -61,6 +81,23 @@ def test_an_unknown_set_parameter_gets_a_did_you_mean(capsys: pytest.CaptureFixt
 def test_set_without_a_scenario_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "--set", "topic=payments"]) == 2
     assert "--set and --skip-expect bind a --scenario" in capsys.readouterr().err
+    assert main(["proxy", "--upstream", "127.0.0.1:1", "--skip-expect", "committed"]) == 2
+    assert "--set and --skip-expect bind a --scenario" in capsys.readouterr().err
+
+
+def test_proxy_binds_scenario_parameters_and_skips_checks(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # bound before the upstream is reached: a mistake in them is named first
+    argv = ["proxy", "--upstream", "127.0.0.1:1", "--scenario", "leader-failover"]
+    assert main([*argv, "--set", "tpoic=payments"]) == 2
+    assert "has no parameter 'tpoic' (did you mean topic?)" in capsys.readouterr().err
+    assert main([*argv, "--skip-expect", "comitted"]) == 2
+    assert "has no check 'comitted' (did you mean committed?)" in capsys.readouterr().err
+    # good ones get as far as the upstream
+    assert main([*argv, "--set", "topic=payments", "--skip-expect", "committed"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mockkafka proxy: ") and "parameter" not in err
 
 
 def test_scenarios_show_prints_the_parameters_then_the_file(

@@ -100,3 +100,24 @@ def test_a_library_scenario_plays_through_a_proxy(proxy: mockkafka.Proxy) -> Non
     finally:
         run.stop()
     assert proxy.traffic.requests("Fetch", with_error="OFFSET_OUT_OF_RANGE")
+
+
+@pytest.mark.interop
+def test_partial_trailing_batches_plays_through_a_proxy(proxy: mockkafka.Proxy) -> None:
+    """A record edit works on the proxy: it cuts the last batch of the upstream's own Fetch
+    answer (only ``duplicate``, which copies a batch out of the log, needs the fake)."""
+    from .workloads import consume_all
+
+    sc = mockkafka.Scenario.load("partial-trailing-batches", seed_records=200, cut_fetches=2)
+    sc.check_runs_on(proxy)
+    run = sc.start(proxy)
+    try:
+        consumer, got = consume_all(proxy, "orders", until=200)  # type: ignore[arg-type]
+        try:
+            assert got == 200
+            run.check()  # every seed record read and committed, the rule fired
+        finally:
+            consumer.close()
+    finally:
+        run.stop()
+    assert run.run.rules["cut"].fired >= 1

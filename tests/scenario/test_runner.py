@@ -111,14 +111,15 @@ expect:
 
 def test_a_verb_the_cluster_refuses_stops_the_timeline_with_its_error() -> None:
     sc = Scenario.from_yaml(
-        "name: refused\nsteps:\n  - move_leader: {topic: nope, partition: 0, to: 1}\n"
-        "  - trigger_rebalance: {group: g}\n"
+        # no consumer ever made group g: only the cluster knows, when the step runs
+        "name: refused\nsteps:\n  - trigger_rebalance: {group: g}\n"
+        "  - restart_broker: {broker: 1}\n"
     )
     with mockkafka.Cluster() as c, pytest.raises(AssertionError) as info:
         sc.run(c, timeout=10)
     msg = str(info.value)
-    assert "step 1 move_leader failed: " in msg and "UNKNOWN_TOPIC_OR_PARTITION" in msg
-    assert "step 2 trigger_rebalance never ran (an earlier step did not)" in msg
+    assert "step 1 trigger_rebalance failed: " in msg and "GROUP_ID_NOT_FOUND" in msg
+    assert "step 2 restart_broker never ran (an earlier step did not)" in msg
 
 
 def test_a_step_argument_kafka_refuses_names_the_file_and_line_of_the_step(
