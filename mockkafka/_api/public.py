@@ -19,6 +19,7 @@ from typing import Any, Protocol, Self, TypeVar
 
 from mockkafka.errors import UnfiredRulesError, UnfiredRuleWarning
 from mockkafka.faults.engine import Faults, Rule
+from mockkafka.faults.match import RequestInfo
 from mockkafka.protocol import records as rec
 from mockkafka.server.traffic import TrafficLog
 from mockkafka.server.waits import Seen, Waits
@@ -75,15 +76,47 @@ class PublicObject:
         ``strict_faults=True``)."""
         return [r for r in self._faults.rules() if r.fired == 0]
 
-    def _why_unfired(self) -> Callable[[Rule], str] | None:
-        """What to add to each unfired rule of the report (None: nothing)."""
-        return None
+    def why_unfired(self, rule: Rule) -> str:
+        """Why ``rule`` did not act, as far as the cluster can tell, as text to append to
+        the rule (`` -- ...``; empty when there is nothing to say): a topic it names that
+        does not exist (with a did-you-mean); what its trigger still waits for (another
+        rule, an event, its window, its nth match); each reason it matched without acting,
+        with a count (``matched 3x, declined 3x: 3x partial_trailing_batch: the answer held
+        a single batch ...``); and, when it never matched, the nearest requests the traffic
+        holds (``12 Fetch requests matched all but topic='t': they had topics u``).
+        The teardown report of unfired rules, the pytest failure report and a scenario's
+        report show it."""
+        return self._faults.on_loop(lambda: self._why(rule))
+
+    def _why(self, rule: Rule) -> str:
+        """:meth:`why_unfired`, on the loop that owns the rules (a scenario's checks run
+        there)."""
+        from mockkafka.faults.near_miss import near_miss
+
+        reasons = self._state_reasons(rule)
+        if not reasons:
+            reasons = self._faults.engine.explain(rule)
+            if not reasons and rule.matched == 0:
+                miss = near_miss(rule.match, self._infos_since(rule.created_ms))
+                if miss is not None:
+                    reasons.append(miss)
+        return f" -- {'; '.join(reasons)}" if reasons else ""
+
+    def _state_reasons(self, rule: Rule) -> list[str]:
+        """What the cluster's state says against ``rule`` (on the loop); none by default."""
+        return []
+
+    def _infos_since(self, time_ms: int | None, last: int = 5000) -> list[RequestInfo]:
+        """The facts of the newest ``last`` requests recorded from ``time_ms`` on."""
+        traffic = self._server.traffic
+        items = list(traffic)[-last:]
+        return [ex.request_info() for ex in items if time_ms is None or ex.time_ms >= time_ms]
 
     def check_rules(self) -> None:
         """Report rules that never fired: UnfiredRulesError when ``strict_faults`` is on, an
-        UnfiredRuleWarning otherwise (a Cluster names a topic that never existed, with a
-        did-you-mean). Called when the ``with`` block ends."""
-        report_unfired(self.unfired_rules(), strict=self.strict_faults, why=self._why_unfired())
+        UnfiredRuleWarning otherwise, each with :meth:`why_unfired`. Called when the
+        ``with`` block ends."""
+        report_unfired(self.unfired_rules(), strict=self.strict_faults, why=self.why_unfired)
 
 
 class WithBlock:

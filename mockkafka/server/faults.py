@@ -37,7 +37,7 @@ from typing import Any, NoReturn, Protocol
 import trio
 
 from mockkafka.cluster.state import ClusterState
-from mockkafka.errors import ErrorCode
+from mockkafka.errors import ErrorCode, error_code
 from mockkafka.faults import coverage
 from mockkafka.faults.actions import AFTER, BEFORE, CONNECTION, DATA, INSTEAD, PHASES, Action
 from mockkafka.faults.engine import FaultEngine, Rule
@@ -460,7 +460,9 @@ def _release_missed_claims(call: FaultCallBase, hit: set[int]) -> None:
             continue
         if all(a.phase_on(call.info.api) == INSTEAD and _is_claim(a, call) for a in rule.actions):
             call.reserved.remove(rule)
-            call._engine.release(rule)
+            call._engine.release(
+                rule, f"the answer held no partition of {_where(rule.match)} to put the error on"
+            )
 
 
 def _is_claim(action: Action, call: FaultCallBase) -> bool:
@@ -472,8 +474,12 @@ async def after(call: FaultCallBase, engine: FaultEngine) -> None:
     await call.run(AFTER)
     if isinstance(call.response, dict):
         for rule in call.deferred:
-            if _edit_data(call, rule, engine.decide):
+            engine.saw(rule)
+            why = _edit_data(call, rule, engine.decide)
+            if why is None:
                 call.reserved.append(rule)
+            elif why:
+                engine.decline(rule, why)
         # a rule that fired for its other actions edits what records it finds too
         for rule in {id(r): r for r, _a in call.phased[DATA]}.values():
             _edit_data(call, rule, None)
@@ -492,10 +498,13 @@ def commit(call: FaultCallBase) -> None:
     call.reserved = []
 
 
-def release(call: FaultCallBase) -> None:
-    """The request ended before its answer reached the wire: give the firings back."""
+def release(
+    call: FaultCallBase, reason: str = "the connection closed before the answer was sent"
+) -> None:
+    """The request ended before its answer reached the wire: give the firings back (the
+    rules' ``declined`` says why)."""
     for rule in call.reserved:
-        call._engine.release(rule)
+        call._engine.release(rule, reason)
     call.reserved = []
 
 
@@ -511,19 +520,25 @@ async def _wait_until_closed(conn: Connection) -> NoReturn:
             raise CloseConnection("fault: never respond; client closed the connection")
 
 
-def _edit_data(call: FaultCallBase, rule: Rule, decide: Callable[..., bool] | None) -> bool:
-    """Apply a rule's data edits to the first partition it can edit; True if it fired
-    (``decide``: the engine's, reserving the firing until the answer is sent; None: the
-    rule already fired)."""
+def _edit_data(call: FaultCallBase, rule: Rule, decide: Callable[..., bool] | None) -> str | None:
+    """Apply a rule's data edits to the first partition it can edit. None if it fired
+    (``decide``: the engine's, reserving the firing until the answer is sent, the match
+    counted already; None: the rule already fired); else why not: ``""`` when the trigger
+    said no, else the reason it found nothing to edit (the first action's, or that no
+    partition it names carried records)."""
     edits_empty = any(type(a).EDITS_EMPTY for a in rule.actions)
+    why: str | None = None
+    errors: set[int] = set()
     for t, i, entry in call.partitions():
         if t is None or not isinstance(entry, dict):
             continue
+        if not rule.match.partition_matches(t, i):
+            continue
+        if entry.get("error_code"):
+            errors.add(int(entry["error_code"]))
         if not entry.get("records") and not (
             edits_empty and "records" in entry and not entry.get("error_code")
         ):
-            continue
-        if not rule.match.partition_matches(t, i):
             continue
         edited = entry["records"]
         for a in rule.actions:
@@ -532,13 +547,39 @@ def _edit_data(call: FaultCallBase, rule: Rule, decide: Callable[..., bool] | No
             new = a.edit_records(call, t, i, edited)
             if new is not None:
                 edited = new
+            elif why is None:
+                why = f"{a.NAME}: {a.why_not(call, t, i, edited)}"
         if edited is entry["records"]:
             continue  # nothing this rule can edit here
-        if decide is not None and not decide(rule, reserve=True):
-            return False
+        if decide is not None and not decide(rule, reserve=True, seen=False):
+            return ""
         entry["records"] = edited
-        return True
-    return False
+        return None
+    if why is not None:
+        return why
+    where = _where(rule.match)
+    if errors:
+        names = ", ".join(sorted(_error_name(e) for e in errors))
+        return f"the answer carried no records of {where}: it answered {names}"
+    return f"the answer carried no records of {where}"
+
+
+def _where(match: Match) -> str:
+    """``topic 'orders' partition 1``: what a rule's match names of a partition."""
+    if match.topic is None:
+        return "any partition" if match.partition is None else f"partition {match.partition}"
+    where = f"topic {match.topic!r}"
+    if match.partition is not None:
+        parts = match.partition
+        where += f" partition {parts[0]}" if len(parts) == 1 else f" partitions {list(parts)}"
+    return where
+
+
+def _error_name(code: int) -> str:
+    try:
+        return error_code(code).name
+    except ValueError:
+        return str(code)
 
 
 def _magic_for(fetch_version: int) -> int:
