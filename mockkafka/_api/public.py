@@ -192,6 +192,7 @@ class BlockingWaits:
     ) -> GroupView:
         """Block until ``group`` exists in ``state`` (None: any) with ``members`` members and
         ``where(view)`` holds; returns the view. WaitTimeout shows the last state seen."""
+        __tracebackhide__ = True
         probe, what = self._group_probe(group, state, members, where)
         return self._waits.wait(
             probe, timeout=timeout, what=what, async_name="cluster.wait_for_group_async(...)"
@@ -209,6 +210,7 @@ class BlockingWaits:
         """Block until share group ``group`` exists in ``state`` (None: any) with ``members``
         members and ``where(view)`` holds; returns the view. WaitTimeout shows the last state
         seen."""
+        __tracebackhide__ = True
         probe, what = self._share_group_probe(group, state, members, where)
         return self._waits.wait(
             probe, timeout=timeout, what=what, async_name="cluster.wait_for_share_group_async(...)"
@@ -224,6 +226,7 @@ class BlockingWaits:
     ) -> TransactionView:
         """Block until ``transactional_id`` is in ``state`` and ``where(view)`` holds;
         returns the view. WaitTimeout shows the last state seen."""
+        __tracebackhide__ = True
         probe, what = self._transaction_probe(transactional_id, state, where)
         return self._waits.wait(
             probe, timeout=timeout, what=what, async_name="cluster.wait_for_transaction_async()"
@@ -239,6 +242,7 @@ class BlockingWaits:
     ) -> list[rec.Record]:
         """Block until ``topic`` (or one ``partition`` of it) holds at least ``count``
         records; returns them (partition by partition)."""
+        __tracebackhide__ = True
         probe, what = self._records_probe(topic, partition, count)
         return self._waits.wait(
             probe, timeout=timeout, what=what, async_name="cluster.wait_for_records_async(...)"
@@ -255,6 +259,7 @@ class BlockingWaits:
     ) -> int:
         """Block until ``group``'s committed offset of ``topic``-``partition`` is at least
         ``offset``; returns it."""
+        __tracebackhide__ = True
         probe, what = self._committed_probe(group, topic, partition, offset)
         return self._waits.wait(
             probe, timeout=timeout, what=what, async_name="cluster.wait_for_committed_async(...)"
@@ -265,6 +270,7 @@ class BlockingWaits:
     ) -> None:
         """Block until ``broker`` is running (``up=False``: stopped); on a Proxy, until
         clients can reach it through the proxy (see ``stop_broker``)."""
+        __tracebackhide__ = True
         probe, what = self._broker_probe(broker, up)
         self._waits.wait(
             probe, timeout=timeout, what=what, async_name="cluster.wait_for_broker_async(...)"
@@ -286,6 +292,7 @@ class AwaitableWaits:
     ) -> GroupView:
         """Wait until ``group`` exists in ``state`` (None: any) with ``members`` members and
         ``where(view)`` holds; returns the view. WaitTimeout shows the last state seen."""
+        __tracebackhide__ = True
         probe, what = self._group_probe(group, state, members, where)
         return await self._waits.wait_async(probe, timeout=timeout, what=what)
 
@@ -301,6 +308,7 @@ class AwaitableWaits:
         """Wait until share group ``group`` exists in ``state`` (None: any) with ``members``
         members and ``where(view)`` holds; returns the view. WaitTimeout shows the last state
         seen."""
+        __tracebackhide__ = True
         probe, what = self._share_group_probe(group, state, members, where)
         return await self._waits.wait_async(probe, timeout=timeout, what=what)
 
@@ -313,6 +321,7 @@ class AwaitableWaits:
         timeout: float = 10.0,
     ) -> TransactionView:
         """Wait until ``transactional_id`` is in ``state`` and ``where(view)`` holds."""
+        __tracebackhide__ = True
         probe, what = self._transaction_probe(transactional_id, state, where)
         return await self._waits.wait_async(probe, timeout=timeout, what=what)
 
@@ -325,6 +334,7 @@ class AwaitableWaits:
         timeout: float = 10.0,
     ) -> list[rec.Record]:
         """Wait until ``topic`` (or one ``partition``) holds at least ``count`` records."""
+        __tracebackhide__ = True
         probe, what = self._records_probe(topic, partition, count)
         return await self._waits.wait_async(probe, timeout=timeout, what=what)
 
@@ -338,6 +348,7 @@ class AwaitableWaits:
         timeout: float = 10.0,
     ) -> int:
         """Wait until ``group``'s committed offset of the partition is at least ``offset``."""
+        __tracebackhide__ = True
         probe, what = self._committed_probe(group, topic, partition, offset)
         return await self._waits.wait_async(probe, timeout=timeout, what=what)
 
@@ -345,6 +356,7 @@ class AwaitableWaits:
         self: _Probes, broker: int, *, up: bool = True, timeout: float = 10.0
     ) -> None:
         """Wait until ``broker`` is running (``up=False``: stopped)."""
+        __tracebackhide__ = True
         probe, what = self._broker_probe(broker, up)
         await self._waits.wait_async(probe, timeout=timeout, what=what)
 
@@ -354,6 +366,7 @@ def awaitable_form(wait: F) -> F:
 
     @functools.wraps(wait)
     async def form(self: Any, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
         return await wait(self, *args, **kwargs)
 
     form.__name__ = form.__qualname__ = f"{wait.__name__}_async"

@@ -274,6 +274,7 @@ class Rule(ActionBuilders):
         Raises WaitTimeout (showing the counters) after ``timeout`` seconds. From async code
         or the trio cluster use ``await rule.wait_fired_async(...)``.
         """
+        __tracebackhide__ = True
         probe, what = self._fired_probe(count)
         fired: int = self._require_waits().wait(
             probe, timeout=timeout, what=what, async_name="rule.wait_fired_async(...)"
@@ -282,6 +283,7 @@ class Rule(ActionBuilders):
 
     async def wait_fired_async(self, count: int = 1, *, timeout: float = 10.0) -> int:
         """The awaitable form of :meth:`wait_fired` (trio or asyncio)."""
+        __tracebackhide__ = True
         probe, what = self._fired_probe(count)
         fired: int = await self._require_waits().wait_async(probe, timeout=timeout, what=what)
         return fired
@@ -310,6 +312,7 @@ class _InPlace:
     """A rule on no cluster: nothing can fire it while the caller waits, so look once."""
 
     def wait(self, probe: Callable[[], Any], *, timeout: float, what: str, async_name: str) -> Any:
+        __tracebackhide__ = True
         seen = probe()
         if seen.done:
             return seen.value
@@ -320,6 +323,7 @@ class _InPlace:
         )
 
     async def wait_async(self, probe: Callable[[], Any], *, timeout: float, what: str) -> Any:
+        __tracebackhide__ = True
         return self.wait(probe, timeout=timeout, what=what, async_name="")
 
 
