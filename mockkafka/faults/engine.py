@@ -601,8 +601,8 @@ class FaultEngine:
             out.append(f"nth({t.nth}) fires on match {t.nth}; it had {rule._counted}")
         if rule.declined:
             total = sum(rule.declined.values())
-            what = ", ".join(f"{n}x {reason}" for reason, n in rule.declined.items())
-            out.append(f"matched {rule.matched}x, declined {total}x: {what}")
+            what = "; ".join(f"{n}x {reason}" for reason, n in rule.declined.items())
+            out.append(f"matched {rule.matched}x, declined {total}x because: {what}")
         return out
 
 

@@ -164,7 +164,7 @@ def why_unedited(data: RecordsData, *, create_time_only: bool = False) -> str | 
         reasons.append("they do not parse as record batches")
     if not reasons:
         return "they hold no complete batch"
-    return reasons[0] if len(set(reasons)) == 1 else "; ".join(dict.fromkeys(reasons))
+    return reasons[0] if len(set(reasons)) == 1 else " and ".join(dict.fromkeys(reasons))
 
 
 def edit_records(

@@ -36,5 +36,5 @@ class Duplicate(Action):
     def why_not(self, call: FaultCall, topic: str, index: int, records: Any) -> str:
         return (
             "no batch before the fetch offset to repeat: the fetch started at the log start "
-            "offset (or past the high watermark; a proxy holds no log to read it from)"
+            "offset, or past the high watermark (a proxy holds no log to read it from)"
         )

@@ -45,7 +45,7 @@ class PartialTrailingBatch(Action):
         return (
             "the answer held a single batch and the log has none after it: a broker ends an "
             "answer with a cut batch only when more data follows the complete ones, and "
-            "returns the first batch whole (KIP-74), so there was nothing to cut; write the "
-            "records in two batches or more (flush between them), or produce more while the "
-            "consumer reads"
+            "returns the first batch whole (KIP-74), so there was nothing to cut (write the "
+            "records in two batches or more, flushing between them, or produce more while "
+            "the consumer reads)"
         )

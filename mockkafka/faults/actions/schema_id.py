@@ -62,5 +62,5 @@ class SchemaId(Action):
         return why_unedited(records) or (
             "no value is in the schema-registry wire format (magic byte 0, then a 4-byte "
             "schema id): they are null, shorter than 5 bytes or do not start with byte 0, so "
-            "no registry serializer wrote them; produce with a schema-registry serializer"
+            "no registry serializer wrote them (produce with a schema-registry serializer)"
         )
