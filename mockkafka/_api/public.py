@@ -96,10 +96,22 @@ class PublicObject:
         reasons = self._state_reasons(rule)
         if not reasons:
             reasons = self._faults.engine.explain(rule)
-            if not reasons and rule.matched == 0:
-                miss = near_miss(rule.match, self._infos_since(rule.created_ms))
-                if miss is not None:
-                    reasons.append(miss)
+        if not reasons and rule.matched == 0:
+            if not self._server.traffic.enabled:
+                reasons.append(
+                    "it matched no request; with traffic recording off (record_traffic=False) "
+                    "the requests it did not match are not known"
+                )
+            else:
+                infos = self._infos_since(rule.created_ms)
+                miss = near_miss(rule.match, infos)
+                reasons.append(
+                    miss
+                    if miss is not None
+                    else f"{sum(rule.match.matches(i) for i in infos)} request(s) that fit "
+                    "its match were recorded while it was active, yet it saw none (they "
+                    "were under way when it was added)"
+                )
         return f" -- {'; '.join(reasons)}" if reasons else ""
 
     def _state_reasons(self, rule: Rule) -> list[str]:

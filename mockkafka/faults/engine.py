@@ -506,16 +506,24 @@ class FaultEngine:
     def select(self, info: RequestInfo, *, reserve: bool = False) -> tuple[list[Rule], list[Rule]]:
         """The rules that fire for a request, and the data-editing candidates to decide
         once the response is known. Only the first response-replacing rule that fires is
-        used; later ones are not consulted (their counters do not move)."""
+        used; later ones are not consulted (their trigger does not count the request),
+        and each records the match as declined, naming the rule that answered."""
         fired: list[Rule] = []
         deferred: list[Rule] = []
-        replacing = False
+        replacing: Rule | None = None
         for rule in self.candidates(info):
             if rule.needs_data:
                 deferred.append(rule)
-            elif not (rule.replaces_response and replacing) and self.decide(rule, reserve=reserve):
+            elif rule.replaces_response and replacing is not None:
+                rule.matched += 1
+                rule._decline(
+                    f"rule {replacing.name!r} answered the request first (one rule replaces "
+                    "a response; the first added wins)"
+                )
+            elif self.decide(rule, reserve=reserve):
                 fired.append(rule)
-                replacing = replacing or rule.replaces_response
+                if replacing is None and rule.replaces_response:
+                    replacing = rule
         return fired, deferred
 
     def decide(self, rule: Rule, *, reserve: bool = False, seen: bool = True) -> bool:

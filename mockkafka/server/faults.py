@@ -136,6 +136,8 @@ class FaultCallBase:
         #: Rules whose firing is reserved and not yet committed or released.
         self.reserved: list[Rule] = list(fired)
         self.deferred = deferred
+        #: Whether the data rules (``deferred``) saw the answer (``after`` ran).
+        self.deferred_seen = False
         self.phased: dict[str, list[tuple[Rule, Action]]] = {p: [] for p in PHASES}
         for r in fired:
             for a in r.actions:
@@ -472,7 +474,12 @@ def _is_claim(action: Action, call: FaultCallBase) -> bool:
 async def after(call: FaultCallBase, engine: FaultEngine) -> None:
     """``AFTER`` actions, the ``DATA`` rules on the answer's records, ``CONNECTION``."""
     await call.run(AFTER)
-    if isinstance(call.response, dict):
+    call.deferred_seen = True
+    if not isinstance(call.response, dict):
+        for rule in call.deferred:
+            engine.saw(rule)
+            engine.decline(rule, "the request got no answer to edit (another rule held it back)")
+    else:
         for rule in call.deferred:
             engine.saw(rule)
             why = _edit_data(call, rule, engine.decide)
@@ -506,6 +513,11 @@ def release(
     for rule in call.reserved:
         call._engine.release(rule, reason)
     call.reserved = []
+    if not call.deferred_seen:  # the data rules never saw an answer: say so once
+        call.deferred_seen = True
+        for rule in call.deferred:
+            call._engine.saw(rule)
+            call._engine.decline(rule, reason)
 
 
 async def _wait_until_closed(conn: Connection) -> NoReturn:

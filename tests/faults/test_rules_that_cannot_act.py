@@ -119,6 +119,18 @@ def test_an_empty_answer_is_a_match_declined_for_carrying_no_records(
     assert str(rule).startswith("rule-1 (fired 0x, matched 2x, declined 2x): Rule(")
 
 
+def test_a_record_edit_whose_answer_another_rule_lost_says_so(
+    cluster: mockkafka.Cluster,
+) -> None:
+    cluster.produce("t", b"v")
+    edit = cluster.faults.on("Fetch", topic="t").corrupt_batch()
+    drop = cluster.faults.on("Fetch").drop_connection()
+    with pytest.raises(ConnectionError):
+        _fetch(cluster)
+    assert (drop.fired, edit.fired, edit.matched) == (1, 0, 1)
+    assert edit.declined == {"the connection closed before the answer was sent": 1}
+
+
 def test_a_rule_that_never_matched_names_the_nearest_requests(
     cluster: mockkafka.Cluster,
 ) -> None:
@@ -223,3 +235,14 @@ def test_a_wrong_builder_call_says_how_to_call_it(call: Any, message: str) -> No
     faults, _ = _faults()
     with pytest.raises(TypeError, match=message):
         call(faults.on("Produce"))
+
+
+def test_without_traffic_recording_a_rule_that_never_matched_says_what_is_not_known() -> None:
+    with mockkafka.Cluster(topics={"t": 1}, record_traffic=False) as cluster:
+        rule = cluster.faults.on("Fetch", topic="t", client_id="billing").corrupt_batch()
+        _fetch(cluster)
+        assert cluster.why_unfired(rule) == (
+            " -- it matched no request; with traffic recording off (record_traffic=False) the "
+            "requests it did not match are not known"
+        )
+        cluster.faults.clear()
