@@ -132,7 +132,11 @@ class Rule(ActionBuilders):
         more = f", declined {declined}x" if declined else ""
         return f"{self.name} (fired {self.fired}x, matched {self.matched}x{more}): {self!r}"
 
-    def _decline(self, reason: str) -> None:
+    def _decline(self, reason: str, api: str | None = None) -> None:
+        """Count a match declined for ``reason`` (on a request of ``api``, for the
+        coverage report)."""
+        if api is not None:
+            coverage.note_declined(api, self, reason)
         if reason not in self.declined and len(self.declined) >= _MAX_REASONS:
             reason = _OTHER_REASONS
         self.declined[reason] = self.declined.get(reason, 0) + 1
@@ -518,7 +522,8 @@ class FaultEngine:
                 rule.matched += 1
                 rule._decline(
                     f"rule {replacing.name!r} answered the request first (one rule replaces "
-                    "a response; the first added wins)"
+                    "a response; the first added wins)",
+                    info.api,
                 )
             elif self.decide(rule, reserve=reserve):
                 fired.append(rule)
@@ -561,21 +566,22 @@ class FaultEngine:
         rule.fired += 1
         rule.last_fired_ms = self._clock()
 
-    def release(self, rule: Rule, reason: str | None = None) -> None:
+    def release(self, rule: Rule, reason: str | None = None, api: str | None = None) -> None:
         """A reserved firing never reached the wire (nothing to edit, connection gone):
-        ``reason`` says why, for :meth:`explain`."""
+        ``reason`` says why, for :meth:`explain` (``api``: the request's, for coverage)."""
         rule.pending = max(0, rule.pending - 1)
         if reason is not None:
-            rule._decline(reason)
+            rule._decline(reason, api)
 
     def saw(self, rule: Rule) -> None:
         """A rule editing record data saw an answer (it may still find nothing to edit)."""
         rule.matched += 1
 
-    def decline(self, rule: Rule, reason: str) -> None:
-        """``rule`` matched and could not act, because of ``reason`` (one line, the same
-        text for the same cause, so :meth:`explain` can count them)."""
-        rule._decline(reason)
+    def decline(self, rule: Rule, reason: str, api: str | None = None) -> None:
+        """``rule`` matched a request (of ``api``, for the coverage report) and could not
+        act, because of ``reason`` (one line, the same text for the same cause, so
+        :meth:`explain` can count them)."""
+        rule._decline(reason, api)
 
     def explain(self, rule: Rule) -> list[str]:
         """Why ``rule`` has not fired (or not every time it matched), as far as the engine

@@ -463,7 +463,9 @@ def _release_missed_claims(call: FaultCallBase, hit: set[int]) -> None:
         if all(a.phase_on(call.info.api) == INSTEAD and _is_claim(a, call) for a in rule.actions):
             call.reserved.remove(rule)
             call._engine.release(
-                rule, f"the answer held no partition of {_where(rule.match)} to put the error on"
+                rule,
+                f"the answer held no partition of {_where(rule.match)} to put the error on",
+                call.info.api,
             )
 
 
@@ -478,7 +480,11 @@ async def after(call: FaultCallBase, engine: FaultEngine) -> None:
     if not isinstance(call.response, dict):
         for rule in call.deferred:
             engine.saw(rule)
-            engine.decline(rule, "the request got no answer to edit (another rule held it back)")
+            engine.decline(
+                rule,
+                "the request got no answer to edit (another rule held it back)",
+                call.info.api,
+            )
     else:
         for rule in call.deferred:
             engine.saw(rule)
@@ -486,7 +492,7 @@ async def after(call: FaultCallBase, engine: FaultEngine) -> None:
             if why is None:
                 call.reserved.append(rule)
             elif why:
-                engine.decline(rule, why)
+                engine.decline(rule, why, call.info.api)
         # a rule that fired for its other actions edits what records it finds too
         for rule in {id(r): r for r, _a in call.phased[DATA]}.values():
             _edit_data(call, rule, None)
@@ -511,13 +517,13 @@ def release(
     """The request ended before its answer reached the wire: give the firings back (the
     rules' ``declined`` says why)."""
     for rule in call.reserved:
-        call._engine.release(rule, reason)
+        call._engine.release(rule, reason, call.info.api)
     call.reserved = []
     if not call.deferred_seen:  # the data rules never saw an answer: say so once
         call.deferred_seen = True
         for rule in call.deferred:
             call._engine.saw(rule)
-            call._engine.decline(rule, reason)
+            call._engine.decline(rule, reason, call.info.api)
 
 
 async def _wait_until_closed(conn: Connection) -> NoReturn:
