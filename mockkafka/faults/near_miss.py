@@ -15,21 +15,22 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from mockkafka.faults.match import Match, RequestInfo
 
-#: The match arguments relaxed one at a time, in the order they are named on a tie.
-_ARGS = (
-    "topic",
-    "partition",
-    "broker",
-    "versions",
-    "client_id",
-    "group",
-    "transactional_id",
-    "connection",
-)
+#: Each match argument, relaxed one at a time (in this order on a tie): how the message
+#: calls its values, and the values a request has for it.
+_ARGS: dict[str, tuple[str, Callable[[RequestInfo], list[str]]]] = {
+    "topic": ("topics", lambda i: sorted(i.topics)),
+    "partition": ("partitions", lambda i: [f"{t}-{p}" for t, p in sorted(i.partitions)]),
+    "broker": ("brokers", lambda i: [str(i.broker_id)]),
+    "versions": ("versions", lambda i: [str(i.version)]),
+    "client_id": ("client ids", lambda i: [repr(i.client_id or "")]),
+    "group": ("groups", lambda i: sorted(i.groups)),
+    "transactional_id": ("transactional ids", lambda i: [repr(i.transactional_id)]),
+    "connection": ("connections", lambda i: [str(i.connection_id)]),
+}
 _SHOWN = 6
 
 
@@ -43,24 +44,11 @@ def _listing(values: Iterable[str]) -> str:
 
 def _had(arg: str, infos: Sequence[RequestInfo]) -> str:
     """What ``infos`` had for ``arg`` (``topics u, v``), for the message."""
-    if arg == "topic":
-        names = [t for i in infos for t in sorted(i.topics)]
-        if not names:
-            return "no topic this cluster knows by name or id"
-        return f"topics {_listing(names)}"
-    if arg == "partition":
-        return f"partitions {_listing(f'{t}-{p}' for i in infos for t, p in sorted(i.partitions))}"
-    if arg == "broker":
-        return f"brokers {_listing(str(i.broker_id) for i in infos)}"
-    if arg == "versions":
-        return f"versions {_listing(str(i.version) for i in infos)}"
-    if arg == "client_id":
-        return f"client ids {_listing(repr(i.client_id or '') for i in infos)}"
-    if arg == "group":
-        return f"groups {_listing(g for i in infos for g in sorted(i.groups))}"
-    if arg == "transactional_id":
-        return f"transactional ids {_listing(repr(i.transactional_id) for i in infos)}"
-    return f"connections {_listing(str(i.connection_id) for i in infos)}"
+    label, values = _ARGS[arg]
+    found = [v for i in infos for v in values(i)]
+    if arg == "topic" and not found:
+        return "no topic this cluster knows by name or id"
+    return f"{label} {_listing(found)}"
 
 
 def _value(match: Match, arg: str) -> str:

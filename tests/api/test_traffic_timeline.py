@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import mockkafka
-from tests.robustness._wire import Raw
+from tests.robustness._wire import fetch_partition
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -14,17 +14,7 @@ def test_a_fetch_by_topic_id_shows_the_topic_name_in_the_timeline_also_once_dele
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
         cluster.produce("orders", b"v")
         topic_id = cluster.topic("orders").topic_id
-        host, port = cluster.bootstrap_servers.rsplit(":", 1)
-        part = {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}
-        body = {
-            "replica_id": -1,
-            "max_wait_ms": 0,
-            "min_bytes": 1,
-            "max_bytes": 1 << 20,
-            "topics": [{"topic_id": topic_id, "partitions": [part]}],
-        }
-        with Raw(host, int(port)) as raw:
-            raw.request("Fetch", 17, body)
+        fetch_partition(cluster.bootstrap_servers, "orders", version=17, topic_id=topic_id)
         (line,) = [x for x in cluster.traffic.timeline().splitlines() if " Fetch v17 " in x]
         assert " orders-0@0 hw1 " in line
         assert topic_id.hex[:8] not in line

@@ -17,7 +17,7 @@ from mockkafka.faults.engine import FaultEngine, Faults
 from mockkafka.faults.match import Match, RequestInfo
 from mockkafka.faults.near_miss import near_miss
 from mockkafka.protocol.records import decode_records
-from tests.robustness._wire import Raw
+from tests.robustness._wire import fetch_partition
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -29,20 +29,9 @@ def cluster() -> Iterator[mockkafka.Cluster]:
         c.faults.clear()  # each test reads its rules; the teardown report is not the point
 
 
-def _fetch(cluster: mockkafka.Cluster, offset: int = 0, topic: str = "t") -> Any:
-    """One Fetch v12 of ``topic``-0 from ``offset`` (answers at once); the partition's answer."""
-    host, port = cluster.bootstrap_servers.rsplit(":", 1)
-    part = {"partition": 0, "fetch_offset": offset, "partition_max_bytes": 1 << 20}
-    body = {
-        "replica_id": -1,
-        "max_wait_ms": 0,
-        "min_bytes": 1,
-        "max_bytes": 1 << 20,
-        "topics": [{"topic": topic, "partitions": [part]}],
-    }
-    with Raw(host, int(port)) as raw:
-        answer = raw.request("Fetch", 12, body)
-    return answer["responses"][0]["partitions"][0]
+def _fetch(cluster: mockkafka.Cluster, offset: int = 0) -> Any:
+    """One Fetch v12 of t-0 from ``offset`` (answered at once); the partition's answer."""
+    return fetch_partition(cluster.bootstrap_servers, "t", offset=offset)
 
 
 def test_partial_trailing_batch_on_an_answer_of_one_batch_says_why_and_acts_on_two(

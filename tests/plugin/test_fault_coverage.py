@@ -130,13 +130,13 @@ def test_the_report_marks_each_combination_as_kafka_or_beyond_kafka() -> None:
 
 DECLINING = """
 import pytest
-from tests.scenario.test_runner import fetch_one_batch
+from tests.robustness._wire import fetch_partition
 
 @pytest.mark.kafka_cluster(topics={"t": 1})
 def test_cut(kafka_cluster):
     kafka_cluster.produce("t", b"only")
     kafka_cluster.faults.on("Fetch", topic="t").partial_trailing_batch()
-    fetch_one_batch(kafka_cluster, "t")
+    fetch_partition(kafka_cluster.bootstrap_servers, "t")
 """
 
 

@@ -313,14 +313,14 @@ def test_the_report_says_why_a_rule_did_not_act(pytester: pytest.Pytester) -> No
     pytester.makepyfile(
         """
         import pytest
-        from tests.scenario.test_runner import fetch_one_batch
+        from tests.robustness._wire import fetch_partition
 
         @pytest.mark.kafka_cluster(topics={"t": 1})
         def test_cut(kafka_cluster):
             kafka_cluster.produce("t", b"only")
             kafka_cluster.faults.on("Fetch", topic="t").partial_trailing_batch()
             kafka_cluster.faults.on("Fetch", topic="t", client_id="billing").corrupt_batch()
-            fetch_one_batch(kafka_cluster, "t")
+            fetch_partition(kafka_cluster.bootstrap_servers, "t")
             assert False
         """
     )

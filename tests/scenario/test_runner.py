@@ -10,6 +10,7 @@ import trio
 
 import mockkafka
 from mockkafka import Scenario
+from tests.robustness._wire import fetch_partition
 
 VERBS_ONLY = """
 name: verbs-only
@@ -126,7 +127,7 @@ expect:
     )
     with mockkafka.Cluster() as c:
         thread = sc.start(c)
-        fetch_one_batch(c, "t")
+        fetch_partition(c.bootstrap_servers, "t")
         with pytest.raises(AssertionError) as info:
             thread.check()
         thread.stop()
@@ -143,22 +144,6 @@ expect:
         "  idle fired 0x, matched 0x -- no DeleteTopics request reached the cluster while it "
         "was active (the clients sent Fetch)"
     )
-
-
-def fetch_one_batch(cluster: mockkafka.Cluster, topic: str) -> None:
-    from tests.robustness._wire import Raw
-
-    host, port = cluster.bootstrap_servers.rsplit(":", 1)
-    part = {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}
-    body = {
-        "replica_id": -1,
-        "max_wait_ms": 0,
-        "min_bytes": 1,
-        "max_bytes": 1 << 20,
-        "topics": [{"topic": topic, "partitions": [part]}],
-    }
-    with Raw(host, int(port)) as raw:
-        raw.request("Fetch", 12, body)
 
 
 def test_a_verb_the_cluster_refuses_stops_the_timeline_with_its_error() -> None:
