@@ -175,7 +175,9 @@ class Rule(ActionBuilders):
         if name.startswith("_"):
             raise AttributeError(name)
         public = sorted(n for n in dir(type(self)) if not n.startswith("_"))
-        public += [n for n in ("name", "match", "trigger", "actions", "matched", "fired")]
+        public += [
+            n for n in ("name", "match", "trigger", "actions", "matched", "fired", "declined")
+        ]
         close = difflib.get_close_matches(name, public, n=2)
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
         raise AttributeError(
