@@ -515,7 +515,14 @@ class ControlServer:
 
     async def _faults(self, doc: dict[str, Any], q: dict[str, list[str]]) -> tuple[int, Any]:
         return 200, [
-            {"name": r.name, "fired": r.fired, "matched": r.matched, "rule": repr(r)}
+            {
+                "name": r.name,
+                "fired": r.fired,
+                "matched": r.matched,
+                "declined": dict(r.declined),
+                "why_unfired": self.cluster.why_unfired(r).removeprefix(" -- "),
+                "rule": repr(r),
+            }
             for r in self.cluster.faults.rules()
         ]
 

@@ -104,8 +104,25 @@ def build_report(cov: coverage.FaultCoverage) -> dict[str, Any]:
         if (a, k, e) not in cov.faults
     ]
     hit = sum(1 for k in known if k in cov.faults)
+    declined = [
+        {
+            "api": a,
+            "fault": k,
+            "error": e or None,
+            "reason": reason,
+            "count": n,
+            "never_fired": (a, k, e) not in cov.faults,
+        }
+        for (a, k, e, reason), n in sorted(cov.declined.items())
+    ]
     return {
-        "faults": {"exercised": exercised, "never": never, "covered": hit, "total": len(known)},
+        "faults": {
+            "exercised": exercised,
+            "never": never,
+            "covered": hit,
+            "total": len(known),
+            "declined": declined,
+        },
         "verbs": {
             "exercised": dict(sorted(cov.verbs.items())),
             "never": [v for v in verbs if v not in cov.verbs],
@@ -148,6 +165,12 @@ def format_table(report: dict[str, Any]) -> list[str]:
     for api in sorted(rows):
         done, missing = rows[api]
         lines.append(f"{api.ljust(width)}  {missing:5d}  {', '.join(done) or '-'}")
+    silent = [i for i in f.get("declined", ()) if i["never_fired"]]
+    if silent:
+        lines.append("tried and never fired (the rule matched and declined):")
+        for i in silent:
+            label = i["fault"] + (f"={i['error']}" if i["error"] else "")
+            lines.append(f"  {i['api']} {label} x{i['count']}: {i['reason']}")
     v = report["verbs"]
     exercised = ", ".join(f"{k} x{n}" for k, n in v["exercised"].items()) or "-"
     lines.append(f"verbs exercised: {exercised}")

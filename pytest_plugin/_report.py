@@ -19,7 +19,7 @@ import re
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from mockkafka import AsyncCluster, BrokerError, Cluster
@@ -103,9 +103,9 @@ class TestClusters:
             if not t.cluster.traffic.enabled:
                 head += " (traffic recording is off: record_traffic=False)"
             parts.append(head)
-            resolve = _topic_names(t.cluster)
             origin = t.cluster.traffic.origin_ms
-            parts.extend("  " + ex.summary(origin, resolve) for ex in shown)
+            # each exchange names topic ids as its cluster does (deleted topics too)
+            parts.extend("  " + ex.summary(origin) for ex in shown)
             if rules:
                 parts.append("  fault rules:")
                 parts.extend("    " + r for r in rules)
@@ -146,14 +146,12 @@ def _snapshot(cluster: AnyCluster) -> list[Exchange]:
 
 
 def _fault_rules(cluster: AnyCluster) -> list[str]:
-    """The cluster's fault rules with how often each fired."""
-    return [str(rule) for rule in cluster.faults.rules()]
-
-
-def _topic_names(cluster: AnyCluster) -> Any:
-    """A topic-id -> name lookup for timelines (Fetch v13+ names topics by id)."""
-    names = cluster.call(lambda state: {tid: t.name for tid, t in state.topics_by_id.items()})
-    return names.get
+    """The cluster's fault rules with how often each fired, and why one that did not act
+    on every match did not (``cluster.why_unfired``)."""
+    return [
+        f"{rule}{cluster.why_unfired(rule)}" if rule.fired == 0 or rule.declined else str(rule)
+        for rule in cluster.faults.rules()
+    ]
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

@@ -28,7 +28,8 @@ _HEADER = '''"""The ``Rule`` builder methods, one per fault action: GENERATED, d
 
 ``python tools/gen_fault_actions.py`` writes this file from the action registry
 (``mockkafka/faults/actions/``); ``tests/faults/test_action_registry.py`` fails while it is
-stale. A method adds its action to the rule (and the rule to its cluster, if not yet added).
+stale. A method adds its action to the rule (and the rule to its cluster, if not yet added);
+a wrong call says how to call it (``builder_arguments``).
 """
 
 from __future__ import annotations
@@ -55,9 +56,14 @@ def _method(cls: type[Action]) -> str:
         params += [_param(a) for a in keyword]
     one_line = f"    def {cls.NAME}({', '.join(params)}) -> Self:"
     if len(one_line) <= 100:
-        head = [one_line]
+        head = ["    @builder_arguments", one_line]
     else:
-        head = [f"    def {cls.NAME}(", *(f"        {p}," for p in params), "    ) -> Self:"]
+        head = [
+            "    @builder_arguments",
+            f"    def {cls.NAME}(",
+            *(f"        {p}," for p in params),
+            "    ) -> Self:",
+        ]
     doc = [f'        """{_wrap(cls.summary(), 8)}']
     if args:
         doc.append("")
@@ -108,6 +114,7 @@ def render_builders() -> str:
     local = []
     if "ErrorCode" in text:
         local.append("from mockkafka.errors import ErrorCode")
+    local.append("from mockkafka.faults._checks import builder_arguments")
     local += [
         f"from {c.__module__} import {c.__name__}"
         for c in sorted(classes, key=lambda c: (c.__module__, c.__name__))

@@ -173,28 +173,19 @@ class _ClusterBase(ClusterVerbs, PublicObject):
 
     # -- faults and traffic (the rest is PublicObject's) ------------------------------------
 
-    def why_unfired(self, rule: Rule) -> str:
-        """Why ``rule`` could not fire, when the cluster can tell: it names a topic that does
-        not exist (`` -- topic 'paymnets' does not exist (did you mean payments?); topics:
-        payments``). Empty otherwise. Appended to the teardown report of unfired rules."""
+    def _state_reasons(self, rule: Rule) -> list[str]:
+        """A topic the rule names that does not exist (``it names topic 'paymnets', which
+        does not exist (did you mean payments?); topics: payments``)."""
         topic = rule.match.topic
         if topic is None:
-            return ""
-        try:
-            names = sorted(self._state.topics)  # a snapshot of the keys; the loop may run
-        except RuntimeError:  # changed while read: report without the hint
-            return ""
+            return []
+        names = sorted(self._state.topics)
         if any(fnmatch.fnmatchcase(n, topic) for n in names):
-            return ""
+            return []
         close = difflib.get_close_matches(topic, names, n=2)
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-        return (
-            f" -- it names topic {topic!r}, which does not exist{hint}; "
-            f"topics: {', '.join(n for n in names if not n.startswith('__')) or 'none'}"
-        )
-
-    def _why_unfired(self) -> Callable[[Rule], str]:
-        return self.why_unfired
+        shown = ", ".join(n for n in names if not n.startswith("__")) or "none"
+        return [f"it names topic {topic!r}, which does not exist{hint}; topics: {shown}"]
 
     # -- errors inside the broker --------------------------------------------------------------
 

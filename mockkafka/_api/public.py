@@ -19,6 +19,7 @@ from typing import Any, Protocol, Self, TypeVar
 
 from mockkafka.errors import UnfiredRulesError, UnfiredRuleWarning
 from mockkafka.faults.engine import Faults, Rule
+from mockkafka.faults.match import RequestInfo
 from mockkafka.protocol import records as rec
 from mockkafka.server.traffic import TrafficLog
 from mockkafka.server.waits import Seen, Waits
@@ -75,15 +76,59 @@ class PublicObject:
         ``strict_faults=True``)."""
         return [r for r in self._faults.rules() if r.fired == 0]
 
-    def _why_unfired(self) -> Callable[[Rule], str] | None:
-        """What to add to each unfired rule of the report (None: nothing)."""
-        return None
+    def why_unfired(self, rule: Rule) -> str:
+        """Why ``rule`` did not act, as far as the cluster can tell, as text to append to
+        the rule (`` -- ...``; empty when there is nothing to say): a topic it names that
+        does not exist (with a did-you-mean); what its trigger still waits for (another
+        rule, an event, its window, its nth match); each reason it matched without acting,
+        with a count (``matched 3x, declined 3x: 3x partial_trailing_batch: the answer held
+        a single batch ...``); and, when it never matched, the nearest requests the traffic
+        holds (``12 Fetch requests matched all but topic='t': they had topics u``).
+        The teardown report of unfired rules, the pytest failure report and a scenario's
+        report show it."""
+        return self._faults.on_loop(lambda: self._why(rule))
+
+    def _why(self, rule: Rule) -> str:
+        """:meth:`why_unfired`, on the loop that owns the rules (a scenario's checks run
+        there)."""
+        from mockkafka.faults.near_miss import near_miss
+
+        reasons = self._state_reasons(rule)
+        if not reasons:
+            reasons = self._faults.engine.explain(rule)
+        if not reasons and rule.matched == 0:
+            if not self._server.traffic.enabled:
+                reasons.append(
+                    "it matched no request; with traffic recording off (record_traffic=False) "
+                    "the requests it did not match are not known"
+                )
+            else:
+                infos = self._infos_since(rule.created_ms)
+                miss = near_miss(rule.match, infos)
+                reasons.append(
+                    miss
+                    if miss is not None
+                    else f"{sum(rule.match.matches(i) for i in infos)} request(s) that fit "
+                    "its match were recorded while it was active, yet it saw none (they "
+                    "were under way when it was added)"
+                )
+        return f" -- {'; '.join(reasons)}" if reasons else ""
+
+    def _state_reasons(self, rule: Rule) -> list[str]:
+        """What the cluster's state says against ``rule`` (on the loop); none by default."""
+        return []
+
+    def _infos_since(self, time_ms: int | None, last: int = 5000) -> list[RequestInfo]:
+        """The facts of the newest ``last`` requests recorded from ``time_ms`` on."""
+        traffic = self._server.traffic
+        items = list(traffic)[-last:]
+        return [ex.request_info() for ex in items if time_ms is None or ex.time_ms >= time_ms]
 
     def check_rules(self) -> None:
         """Report rules that never fired: UnfiredRulesError when ``strict_faults`` is on, an
-        UnfiredRuleWarning otherwise (a Cluster names a topic that never existed, with a
-        did-you-mean). Called when the ``with`` block ends."""
-        report_unfired(self.unfired_rules(), strict=self.strict_faults, why=self._why_unfired())
+        UnfiredRuleWarning otherwise, each with :meth:`why_unfired`. Called when the
+        ``with`` block ends."""
+        report_unfired(self.unfired_rules(), strict=self.strict_faults, why=self.why_unfired)
 
 
 class WithBlock:
@@ -159,6 +204,7 @@ class BlockingWaits:
     ) -> GroupView:
         """Block until ``group`` exists in ``state`` (None: any) with ``members`` members and
         ``where(view)`` holds; returns the view. WaitTimeout shows the last state seen."""
+        __tracebackhide__ = True
         probe, what = self._group_probe(group, state, members, where)
         return self._waits.wait(
             probe, timeout=timeout, what=what, async_name="cluster.wait_for_group_async(...)"
@@ -176,6 +222,7 @@ class BlockingWaits:
         """Block until share group ``group`` exists in ``state`` (None: any) with ``members``
         members and ``where(view)`` holds; returns the view. WaitTimeout shows the last state
         seen."""
+        __tracebackhide__ = True
         probe, what = self._share_group_probe(group, state, members, where)
         return self._waits.wait(
             probe, timeout=timeout, what=what, async_name="cluster.wait_for_share_group_async(...)"
@@ -191,6 +238,7 @@ class BlockingWaits:
     ) -> TransactionView:
         """Block until ``transactional_id`` is in ``state`` and ``where(view)`` holds;
         returns the view. WaitTimeout shows the last state seen."""
+        __tracebackhide__ = True
         probe, what = self._transaction_probe(transactional_id, state, where)
         return self._waits.wait(
             probe, timeout=timeout, what=what, async_name="cluster.wait_for_transaction_async()"
@@ -206,6 +254,7 @@ class BlockingWaits:
     ) -> list[rec.Record]:
         """Block until ``topic`` (or one ``partition`` of it) holds at least ``count``
         records; returns them (partition by partition)."""
+        __tracebackhide__ = True
         probe, what = self._records_probe(topic, partition, count)
         return self._waits.wait(
             probe, timeout=timeout, what=what, async_name="cluster.wait_for_records_async(...)"
@@ -222,6 +271,7 @@ class BlockingWaits:
     ) -> int:
         """Block until ``group``'s committed offset of ``topic``-``partition`` is at least
         ``offset``; returns it."""
+        __tracebackhide__ = True
         probe, what = self._committed_probe(group, topic, partition, offset)
         return self._waits.wait(
             probe, timeout=timeout, what=what, async_name="cluster.wait_for_committed_async(...)"
@@ -232,6 +282,7 @@ class BlockingWaits:
     ) -> None:
         """Block until ``broker`` is running (``up=False``: stopped); on a Proxy, until
         clients can reach it through the proxy (see ``stop_broker``)."""
+        __tracebackhide__ = True
         probe, what = self._broker_probe(broker, up)
         self._waits.wait(
             probe, timeout=timeout, what=what, async_name="cluster.wait_for_broker_async(...)"
@@ -253,6 +304,7 @@ class AwaitableWaits:
     ) -> GroupView:
         """Wait until ``group`` exists in ``state`` (None: any) with ``members`` members and
         ``where(view)`` holds; returns the view. WaitTimeout shows the last state seen."""
+        __tracebackhide__ = True
         probe, what = self._group_probe(group, state, members, where)
         return await self._waits.wait_async(probe, timeout=timeout, what=what)
 
@@ -268,6 +320,7 @@ class AwaitableWaits:
         """Wait until share group ``group`` exists in ``state`` (None: any) with ``members``
         members and ``where(view)`` holds; returns the view. WaitTimeout shows the last state
         seen."""
+        __tracebackhide__ = True
         probe, what = self._share_group_probe(group, state, members, where)
         return await self._waits.wait_async(probe, timeout=timeout, what=what)
 
@@ -280,6 +333,7 @@ class AwaitableWaits:
         timeout: float = 10.0,
     ) -> TransactionView:
         """Wait until ``transactional_id`` is in ``state`` and ``where(view)`` holds."""
+        __tracebackhide__ = True
         probe, what = self._transaction_probe(transactional_id, state, where)
         return await self._waits.wait_async(probe, timeout=timeout, what=what)
 
@@ -292,6 +346,7 @@ class AwaitableWaits:
         timeout: float = 10.0,
     ) -> list[rec.Record]:
         """Wait until ``topic`` (or one ``partition``) holds at least ``count`` records."""
+        __tracebackhide__ = True
         probe, what = self._records_probe(topic, partition, count)
         return await self._waits.wait_async(probe, timeout=timeout, what=what)
 
@@ -305,6 +360,7 @@ class AwaitableWaits:
         timeout: float = 10.0,
     ) -> int:
         """Wait until ``group``'s committed offset of the partition is at least ``offset``."""
+        __tracebackhide__ = True
         probe, what = self._committed_probe(group, topic, partition, offset)
         return await self._waits.wait_async(probe, timeout=timeout, what=what)
 
@@ -312,6 +368,7 @@ class AwaitableWaits:
         self: _Probes, broker: int, *, up: bool = True, timeout: float = 10.0
     ) -> None:
         """Wait until ``broker`` is running (``up=False``: stopped)."""
+        __tracebackhide__ = True
         probe, what = self._broker_probe(broker, up)
         await self._waits.wait_async(probe, timeout=timeout, what=what)
 
@@ -321,6 +378,7 @@ def awaitable_form(wait: F) -> F:
 
     @functools.wraps(wait)
     async def form(self: Any, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
         return await wait(self, *args, **kwargs)
 
     form.__name__ = form.__qualname__ = f"{wait.__name__}_async"

@@ -2,7 +2,8 @@
 
 ``python tools/gen_fault_actions.py`` writes this file from the action registry
 (``mockkafka/faults/actions/``); ``tests/faults/test_action_registry.py`` fails while it is
-stale. A method adds its action to the rule (and the rule to its cluster, if not yet added).
+stale. A method adds its action to the rule (and the rule to its cluster, if not yet added);
+a wrong call says how to call it (``builder_arguments``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, Self
 
 from mockkafka.errors import ErrorCode
+from mockkafka.faults._checks import builder_arguments
 from mockkafka.faults.actions.blackhole import Blackhole
 from mockkafka.faults.actions.corrupt_batch import CorruptBatch
 from mockkafka.faults.actions.corrupt_payload import CorruptPayload
@@ -40,6 +42,7 @@ class ActionBuilders:
         """Add ``action`` to the rule (defined by ``Rule``)."""
         raise NotImplementedError
 
+    @builder_arguments
     def error(
         self,
         code: ErrorCode | int | str,
@@ -58,6 +61,7 @@ class ActionBuilders:
         """
         return self.then(Error(code=code, level=level))  # type: ignore[arg-type]
 
+    @builder_arguments
     def delay(self, *, ms: int, before_processing: bool = False) -> Self:
         """Hold the response back ``ms`` (or the request, with ``before_processing``).
 
@@ -68,6 +72,7 @@ class ActionBuilders:
         """
         return self.then(Delay(ms=ms, before_processing=before_processing))
 
+    @builder_arguments
     def throttle(self, *, ms: int) -> Self:
         """Answer with ``throttle_time_ms=ms`` and, as KIP-219 brokers do, read nothing more from
         that connection until the throttle time has passed.
@@ -78,6 +83,7 @@ class ActionBuilders:
         """
         return self.then(Throttle(ms=ms))
 
+    @builder_arguments
     def drop_connection(self, *, after_processing: bool = False) -> Self:
         """Close the connection: before processing (the request is lost), or after processing (the
         request is applied, the response is lost).
@@ -88,6 +94,7 @@ class ActionBuilders:
         """
         return self.then(DropConnection(after_processing=after_processing))
 
+    @builder_arguments
     def never_respond(self) -> Self:
         """Never answer; the request is not processed. The connection stays open (and answers
         nothing more, as requests are handled in order) until the client closes it.
@@ -96,6 +103,7 @@ class ActionBuilders:
         """
         return self.then(NeverRespond())
 
+    @builder_arguments
     def partial_trailing_batch(self) -> Self:
         """Fetch: end a matching partition's records with a batch cut mid-record (as a broker does
         when ``max_bytes`` runs out). Fires only on responses with records to cut. ShareFetch: the
@@ -106,6 +114,7 @@ class ActionBuilders:
         """
         return self.then(PartialTrailingBatch())
 
+    @builder_arguments
     def corrupt_batch(self) -> Self:
         """Fetch and ShareFetch: flip a byte in the CRC-covered part of a matching partition's first
         batch.
@@ -114,6 +123,7 @@ class ActionBuilders:
         """
         return self.then(CorruptBatch())
 
+    @builder_arguments
     def duplicate(self) -> Self:
         """Fetch: a matching partition's answer starts with the batch the consumer read last (the
         one holding the offset before its fetch offset, from the log, at its original offsets), as a
@@ -126,6 +136,7 @@ class ActionBuilders:
         """
         return self.then(Duplicate())
 
+    @builder_arguments
     def corrupt_payload(
         self,
         *,
@@ -144,6 +155,7 @@ class ActionBuilders:
         """
         return self.then(CorruptPayload(part=part, seed=seed))
 
+    @builder_arguments
     def schema_id(self, *, id: int | None = None, magic: int | None = None) -> Self:
         """Fetch and ShareFetch: each value in the Confluent schema-registry wire format (magic byte
         0, then a 4-byte big-endian schema id) gets schema id ``id`` (one the registry does not
@@ -157,6 +169,7 @@ class ActionBuilders:
         """
         return self.then(SchemaId(id=id, magic=magic))
 
+    @builder_arguments
     def skew_timestamps(self, *, ms: int) -> Self:
         """Fetch and ShareFetch: the CreateTime timestamps of a matching partition's records moved
         by ``ms`` (positive: from the future; negative: from the past, not below 0), batch
@@ -169,6 +182,7 @@ class ActionBuilders:
         """
         return self.then(SkewTimestamps(ms=ms))
 
+    @builder_arguments
     def lost_ack(self) -> Self:
         """Produce: the batch is appended and the answer lost -- the connection closes before the
         response is sent, as when the network fails between broker and client -- so the producer
@@ -179,6 +193,7 @@ class ActionBuilders:
         """
         return self.then(LostAck())
 
+    @builder_arguments
     def blackhole(self) -> Self:
         """Swallow every matching request: not processed, never answered, the connection left open.
         Kafka answers a connection's requests in order, so once a request is swallowed that
@@ -192,6 +207,7 @@ class ActionBuilders:
         """
         return self.then(Blackhole())
 
+    @builder_arguments
     def observe(self) -> Self:
         """Do nothing but count (and mark the exchange in traffic).
 
@@ -199,6 +215,7 @@ class ActionBuilders:
         """
         return self.then(Observe())
 
+    @builder_arguments
     def handler(self, fn: Callable[[dict[str, Any], Any], Any]) -> Self:
         """Call ``fn(request, ctx)``: a returned dict is the response (missing fields take defaults;
         the request is not processed), ``None`` lets the request through.

@@ -7,7 +7,9 @@ Collection is off until something opens a :class:`FaultCoverage` with :func:`col
 (the pytest plugin's ``--kafka-fault-coverage`` does, for the whole session). While one is
 open, the server reports every rule that fired (``note_fired``: the API of the request and
 each action of the rule) and the fault engine every cluster event a verb emitted
-(``note_event``). Off, each report point costs one falsy check. Counting is per process;
+(``note_event``), and every match a rule declined with its reason (``note_declined``: a
+suite that writes a ``partial_trailing_batch`` rule which never acts learns why). Off,
+each report point costs one falsy check. Counting is per process;
 the pytest plugin merges the counts of xdist workers.
 
 :func:`universe` lists what *could* be exercised: every (API, ``error``, code) a broker may
@@ -60,6 +62,8 @@ class FaultCoverage:
     def __init__(self) -> None:
         self.faults: Counter[FaultKey] = Counter()
         self.verbs: Counter[str] = Counter()
+        #: (API, fault kind, error name or "", reason) -> matches declined for that reason.
+        self.declined: Counter[tuple[str, str, str, str]] = Counter()
 
     def merge(self, data: dict[str, Any]) -> None:
         """Add counts in the form :meth:`to_dict` writes (another process's)."""
@@ -67,11 +71,14 @@ class FaultCoverage:
             self.faults[(api, kind, error)] += n
         for verb, n in data.get("verbs", {}).items():
             self.verbs[verb] += n
+        for api, kind, error, reason, n in data.get("declined", ()):
+            self.declined[(api, kind, error, reason)] += n
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "faults": [[*k, n] for k, n in sorted(self.faults.items())],
             "verbs": dict(sorted(self.verbs.items())),
+            "declined": [[*k, n] for k, n in sorted(self.declined.items())],
         }
 
 
@@ -102,6 +109,16 @@ def note_fired(api: str, rules: Iterable[Any]) -> None:
             key = (api, action_kind(a), a.coverage_detail())
             for sink in _SINKS:
                 sink.faults[key] += 1
+
+
+def note_declined(api: str, rule: Any, reason: str) -> None:
+    """A rule matched a request of ``api`` and did not act, because of ``reason``."""
+    if not _SINKS:
+        return
+    for a in rule.actions:
+        key = (api, action_kind(a), a.coverage_detail(), reason)
+        for sink in _SINKS:
+            sink.declined[key] += 1
 
 
 def note_event(name: str) -> None:

@@ -4,7 +4,8 @@ Theory of operation
 -------------------
 A :class:`Rule` is a live rule: its :class:`~mockkafka.faults.model.Match`,
 :class:`~mockkafka.faults.model.Trigger` and actions, plus counters (``matched``: requests
-it saw while active; ``fired``: requests it acted on). Rules are built fluently::
+it saw while active; ``fired``: requests it acted on; ``declined``: why it matched without
+acting, reason -> count). Rules are built fluently::
 
     cluster.faults.on("Produce", topic="orders").times(2).error("NOT_LEADER_OR_FOLLOWER")
 
@@ -20,8 +21,12 @@ the one of a cluster state, which announces its events through its notification 
 consulted for every request by the server's fault stage: :meth:`FaultEngine.candidates` lists the active
 rules whose match fits; :meth:`FaultEngine.decide` applies a rule's trigger (counts the
 match, draws the seeded probability) and says whether it fires. Rules whose actions edit
-record data are decided only for responses that carry such data, so ``once()`` means "the
-first fetch that returns records". A rule stays listed after it is used up (so a test can
+record data count every answer they see as a match, but are decided only for answers that
+hold something they can edit, so ``once()`` means "the first fetch whose records it can
+edit"; an answer they could not edit is recorded with the reason (:meth:`FaultEngine.decline`),
+and so is a firing that never reached the wire (:meth:`FaultEngine.release`).
+:meth:`FaultEngine.explain` turns the counters, the trigger and those reasons into text:
+no rule does nothing silently. A rule stays listed after it is used up (so a test can
 read ``fired``) until removed or cleared. Time is cluster time (milliseconds), so a
 manual clock drives windows in sans-IO tests.
 """
@@ -51,6 +56,10 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 _rule_ids = itertools.count(1)
+
+#: Distinct decline reasons kept per rule; later new ones are counted under the last.
+_MAX_REASONS = 8
+_OTHER_REASONS = "other reasons"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +97,11 @@ class Rule(ActionBuilders):
         self.actions: tuple[Action, ...] = tuple(actions)
         self.matched = 0
         self.fired = 0
+        #: Why the rule matched without acting: reason -> how many requests (or answers).
+        self.declined: dict[str, int] = {}
+        #: The matches the trigger counts (``nth``, probability draws): every match, but
+        #: for a rule editing record data only the answers it could edit.
+        self._counted = 0
         #: Firings decided for requests whose answer has not reached the wire yet (the
         #: server commits or releases each; see FaultEngine.commit).
         self.pending = 0
@@ -114,14 +128,25 @@ class Rule(ActionBuilders):
         )
 
     def __str__(self) -> str:
-        return f"{self.name} (fired {self.fired}x, matched {self.matched}x): {self!r}"
+        declined = sum(self.declined.values())
+        more = f", declined {declined}x" if declined else ""
+        return f"{self.name} (fired {self.fired}x, matched {self.matched}x{more}): {self!r}"
+
+    def _decline(self, reason: str, api: str | None = None) -> None:
+        """Count a match declined for ``reason`` (on a request of ``api``, for the
+        coverage report)."""
+        if api is not None:
+            coverage.note_declined(api, self, reason)
+        if reason not in self.declined and len(self.declined) >= _MAX_REASONS:
+            reason = _OTHER_REASONS
+        self.declined[reason] = self.declined.get(reason, 0) + 1
 
     @property
     def exhausted(self) -> bool:
         """True once the trigger can never fire again."""
         t = self.trigger
         if t.nth is not None:
-            return self.matched >= t.nth and not self.pending
+            return self._counted >= t.nth and not self.pending
         return t.times is not None and self.fired + self.pending >= t.times
 
     @property
@@ -150,7 +175,9 @@ class Rule(ActionBuilders):
         if name.startswith("_"):
             raise AttributeError(name)
         public = sorted(n for n in dir(type(self)) if not n.startswith("_"))
-        public += [n for n in ("name", "match", "trigger", "actions", "matched", "fired")]
+        public += [
+            n for n in ("name", "match", "trigger", "actions", "matched", "fired", "declined")
+        ]
         close = difflib.get_close_matches(name, public, n=2)
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
         raise AttributeError(
@@ -253,6 +280,7 @@ class Rule(ActionBuilders):
         Raises WaitTimeout (showing the counters) after ``timeout`` seconds. From async code
         or the trio cluster use ``await rule.wait_fired_async(...)``.
         """
+        __tracebackhide__ = True
         probe, what = self._fired_probe(count)
         fired: int = self._require_waits().wait(
             probe, timeout=timeout, what=what, async_name="rule.wait_fired_async(...)"
@@ -261,6 +289,7 @@ class Rule(ActionBuilders):
 
     async def wait_fired_async(self, count: int = 1, *, timeout: float = 10.0) -> int:
         """The awaitable form of :meth:`wait_fired` (trio or asyncio)."""
+        __tracebackhide__ = True
         probe, what = self._fired_probe(count)
         fired: int = await self._require_waits().wait_async(probe, timeout=timeout, what=what)
         return fired
@@ -289,6 +318,7 @@ class _InPlace:
     """A rule on no cluster: nothing can fire it while the caller waits, so look once."""
 
     def wait(self, probe: Callable[[], Any], *, timeout: float, what: str, async_name: str) -> Any:
+        __tracebackhide__ = True
         seen = probe()
         if seen.done:
             return seen.value
@@ -299,6 +329,7 @@ class _InPlace:
         )
 
     async def wait_async(self, probe: Callable[[], Any], *, timeout: float, what: str) -> Any:
+        __tracebackhide__ = True
         return self.wait(probe, timeout=timeout, what=what, async_name="")
 
 
@@ -481,34 +512,49 @@ class FaultEngine:
     def select(self, info: RequestInfo, *, reserve: bool = False) -> tuple[list[Rule], list[Rule]]:
         """The rules that fire for a request, and the data-editing candidates to decide
         once the response is known. Only the first response-replacing rule that fires is
-        used; later ones are not consulted (their counters do not move)."""
+        used; later ones are not consulted (their trigger does not count the request),
+        and each records the match as declined, naming the rule that answered."""
         fired: list[Rule] = []
         deferred: list[Rule] = []
-        replacing = False
+        replacing: Rule | None = None
         for rule in self.candidates(info):
             if rule.needs_data:
                 deferred.append(rule)
-            elif not (rule.replaces_response and replacing) and self.decide(rule, reserve=reserve):
+            elif rule.replaces_response and replacing is not None:
+                rule.matched += 1
+                rule._decline(
+                    f"rule {replacing.name!r} answered the request first (one rule replaces "
+                    "a response; the first added wins)",
+                    info.api,
+                )
+            elif self.decide(rule, reserve=reserve):
                 fired.append(rule)
-                replacing = replacing or rule.replaces_response
+                if replacing is None and rule.replaces_response:
+                    replacing = rule
         return fired, deferred
 
-    def decide(self, rule: Rule, *, reserve: bool = False) -> bool:
+    def decide(self, rule: Rule, *, reserve: bool = False, seen: bool = True) -> bool:
         """Count one match for ``rule`` and say whether it fires (updates ``fired``).
 
         ``reserve=True`` (the server): a firing is only reserved (``rule.pending``) until
-        :meth:`commit` (its effect reached the wire) or :meth:`release` (it did not)."""
+        :meth:`commit` (its effect reached the wire) or :meth:`release` (it did not).
+        ``seen=False``: the match was counted already (:meth:`saw`: a rule editing record
+        data sees every answer, and is decided only on those it can edit)."""
         t = rule.trigger
-        rule.matched += 1
+        if seen:
+            rule.matched += 1
+        rule._counted += 1
         if t.nth is not None:
-            fire = rule.matched == t.nth
+            fire = rule._counted == t.nth
         else:
             fire = t.times is None or rule.fired + rule.pending < t.times
         if t.probability is not None:
             if rule._rng is None:
                 rule._rng = random.Random(t.seed)
             draw = rule._rng.random()
-            fire = fire and draw < t.probability
+            if fire and draw >= t.probability:
+                fire = False
+                rule._decline(f"not drawn (with_probability({t.probability}, seed={t.seed}))")
         if fire and reserve:
             rule.pending += 1
         elif fire:
@@ -522,9 +568,58 @@ class FaultEngine:
         rule.fired += 1
         rule.last_fired_ms = self._clock()
 
-    def release(self, rule: Rule) -> None:
-        """A reserved firing never reached the wire (nothing to edit, connection gone)."""
+    def release(self, rule: Rule, reason: str | None = None, api: str | None = None) -> None:
+        """A reserved firing never reached the wire (nothing to edit, connection gone):
+        ``reason`` says why, for :meth:`explain` (``api``: the request's, for coverage)."""
         rule.pending = max(0, rule.pending - 1)
+        if reason is not None:
+            rule._decline(reason, api)
+
+    def saw(self, rule: Rule) -> None:
+        """A rule editing record data saw an answer (it may still find nothing to edit)."""
+        rule.matched += 1
+
+    def decline(self, rule: Rule, reason: str, api: str | None = None) -> None:
+        """``rule`` matched a request (of ``api``, for the coverage report) and could not
+        act, because of ``reason`` (one line, the same text for the same cause, so
+        :meth:`explain` can count them)."""
+        rule._decline(reason, api)
+
+    def explain(self, rule: Rule) -> list[str]:
+        """Why ``rule`` has not fired (or not every time it matched), as far as the engine
+        knows: what its trigger still waits for, and each reason it declined with its count.
+        Empty when there is nothing to say (it fired on every match, or never matched and
+        waits for nothing: then the cause is in the traffic, see ``cluster.why_unfired``)."""
+        out: list[str] = []
+        t = rule.trigger
+        now = self._clock()
+        created = rule.created_ms if rule.created_ms is not None else now
+        if not rule.installed:
+            out.append("it is on no cluster (removed, or never added)")
+        if not rule.actions:
+            out.append("it has no action (add one: .error(...), .delay(ms=...), ...)")
+        if t.after_rule is not None:
+            other = [r for r in self._rules if r.name == t.after_rule]
+            if not other:
+                out.append(f"it waits for rule {t.after_rule!r} to fire, and there is no such rule")
+            elif not any(r.fired for r in other):
+                out.append(f"it waits for rule {t.after_rule!r} to fire, which fired 0x")
+        if t.after_event is not None and not any(
+            e.time_ms >= created and e.matches(t.after_event, t.event_filter) for e in self.events
+        ):
+            flt = "".join(f", {k}={v!r}" for k, v in t.event_filter)
+            out.append(f"it waits for the event {t.after_event}{flt}, which has not happened")
+        if t.start_ms is not None and now < created + t.start_ms:
+            out.append(f"its window opens {t.start_ms} ms after it was added (not yet)")
+        if t.end_ms is not None and now > created + t.end_ms and not rule.fired:
+            out.append(f"its window closed {t.end_ms} ms after it was added")
+        if t.nth is not None and rule._counted < t.nth:
+            out.append(f"nth({t.nth}) fires on match {t.nth}; it had {rule._counted}")
+        if rule.declined:
+            total = sum(rule.declined.values())
+            what = "; ".join(f"{n}x {reason}" for reason, n in rule.declined.items())
+            out.append(f"matched {rule.matched}x, declined {total}x because: {what}")
+        return out
 
 
 class Faults:
@@ -621,6 +716,10 @@ class Faults:
 
     def rules(self) -> list[Rule]:
         return self._run(self.engine.rules)  # type: ignore[no-any-return]
+
+    def on_loop(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` on the loop that owns the rules and the cluster (reads included)."""
+        return self._run(fn)  # type: ignore[no-any-return]
 
     def remove(self, rule: Rule | str) -> None:
         self._run(lambda: self.engine.remove(rule))

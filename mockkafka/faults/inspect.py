@@ -270,6 +270,11 @@ def _entries(data: bytes) -> list[tuple[int, int]]:
     return out
 
 
+def complete_batches(records: Any) -> int:
+    """How many complete batches (or legacy messages) a records blob holds."""
+    return len(_entries(_as_bytes(records)))
+
+
 def _cut(entry: bytes) -> bytes:
     """An entry cut mid-way: header complete, records section half there."""
     head = min(rec.V2_HEADER_SIZE, len(entry) - 1)

@@ -125,6 +125,48 @@ def _encode_legacy(header: rec.BatchHeader, raw: bytes, records: list[Record]) -
     )
 
 
+def _skipped(header: rec.BatchHeader, create_time_only: bool) -> str | None:
+    """Why :func:`edit_records` copies this batch without looking at its records (None:
+    it does look)."""
+    if header.is_control:
+        return "they are transaction markers only (control batches)"
+    if header.records_count == 0:
+        return "every batch is empty (its records were compacted away)"
+    if create_time_only and header.magic == 0:
+        return "they are in message format v0 (Fetch v0/v1), which has no timestamps"
+    if create_time_only and header.timestamp_type is TimestampType.LOG_APPEND_TIME:
+        return (
+            "every batch has LogAppendTime timestamps (the broker's clock, "
+            "message.timestamp.type=LogAppendTime), which are left alone"
+        )
+    return None
+
+
+def why_unedited(data: RecordsData, *, create_time_only: bool = False) -> str | None:
+    """Why :func:`edit_records` can change no record of ``data`` whatever the edit, when
+    the batches alone say so (all transaction markers, all LogAppendTime, none decodes...);
+    None when some batch holds records an edit could change (then the edit itself found
+    nothing: the action says why)."""
+    blob = _as_bytes(data)
+    reasons: list[str] = []
+    try:
+        for header, view in rec.iter_batches(blob):
+            why = _skipped(header, create_time_only)
+            if why is None:
+                try:
+                    rec.decode_batch(bytes(view))
+                except ProtocolError:
+                    why = "no batch decodes (a corrupt_batch rule may have got there first)"
+                else:
+                    return None
+            reasons.append(why)
+    except ProtocolError:
+        reasons.append("they do not parse as record batches")
+    if not reasons:
+        return "they hold no complete batch"
+    return reasons[0] if len(set(reasons)) == 1 else " and ".join(dict.fromkeys(reasons))
+
+
 def edit_records(
     data: RecordsData, edit: RecordEdit, *, create_time_only: bool = False
 ) -> bytes | None:
@@ -144,12 +186,7 @@ def edit_records(
     for header, view in rec.iter_batches(blob):
         raw = bytes(view)
         end += len(raw)
-        skip = header.is_control or header.records_count == 0
-        if create_time_only and (
-            header.magic == 0 or header.timestamp_type is TimestampType.LOG_APPEND_TIME
-        ):
-            skip = True
-        if skip:
+        if _skipped(header, create_time_only) is not None:
             out += raw
             continue
         try:
@@ -309,4 +346,5 @@ __all__ = [
     "prepend_batch",
     "rewrite_schema_id",
     "skew_timestamps",
+    "why_unedited",
 ]

@@ -111,9 +111,11 @@ def evaluate(
     seeded: Acked,
     parameters: tuple[ScenarioParameter, ...] = (),
     check_parameters: tuple[tuple[str, ...], ...] = (),
+    why: Callable[[Rule], str] | None = None,
 ) -> list[str]:
     """Every failed expectation, as one line each; a check written with parameters says
-    which (``depends on parameter group='ledger'``) and how to switch it off."""
+    which (``depends on parameter group='ledger'``) and how to switch it off. ``why``
+    explains a rule that never fired (``cluster.why_unfired``, run on the loop)."""
     failures: list[str] = []
     values = {p.name: p.value for p in parameters}
     for i, c in enumerate(checks):
@@ -127,7 +129,7 @@ def evaluate(
                 f"check out with skip_expect=[{key!r}]]"
             )
         failures.extend(
-            f"{type(c).__name__}: {m}{hint}" for m in _one(c, state, traffic, rules, seeded)
+            f"{type(c).__name__}: {m}{hint}" for m in _one(c, state, traffic, rules, seeded, why)
         )
     return failures
 
@@ -138,6 +140,7 @@ def _one(
     traffic: TrafficLog,
     rules: dict[str, Rule],
     seeded: Acked,
+    why: Callable[[Rule], str] | None = None,
 ) -> list[str]:
     if isinstance(c, NoDataLoss):
         return _lost(state, traffic, c.topics, seeded)
@@ -235,6 +238,7 @@ def _one(
     names = c.names if c.names is not None else tuple(rules)
     return [
         f"fault {n!r} never fired (matched {rules[n].matched}x): {rules[n]!r}"
+        + (why(rules[n]) if why is not None else "")
         for n in names
         if n in rules and rules[n].fired == 0
     ] + [f"fault {n!r} was never added (its step did not run)" for n in names if n not in rules]

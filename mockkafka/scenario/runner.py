@@ -453,9 +453,23 @@ class ScenarioRun:
                 seeded=self.seeded,
                 parameters=self.scenario.parameters,
                 check_parameters=self.scenario.check_parameters,
+                why=self.cluster._why,
             )
         )
         return self.problems + found
+
+    def rule_notes(self) -> list[str]:
+        """A line for each of the scenario's fault rules that did not act on every match
+        (never fired, or declined some), with why (``cluster.why_unfired``)."""
+
+        def notes() -> list[str]:
+            return [
+                f"{r.name} fired {r.fired}x, matched {r.matched}x{self.cluster._why(r)}"
+                for r in self.rules.values()
+                if r.fired == 0 or r.declined
+            ]
+
+        return self.cluster.faults.on_loop(notes)
 
     def report(self, failures: list[str]) -> str:
         sc = self.scenario
@@ -464,6 +478,10 @@ class ScenarioRun:
         if self.log:
             lines.append("timeline:")
             lines += [f"  {x}" for x in self.log[-30:]]
+        notes = self.rule_notes()
+        if notes:
+            lines.append("faults that did not act:")
+            lines += [f"  {x}" for x in notes]
         return "\n".join(lines)
 
 

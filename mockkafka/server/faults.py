@@ -37,7 +37,7 @@ from typing import Any, NoReturn, Protocol
 import trio
 
 from mockkafka.cluster.state import ClusterState
-from mockkafka.errors import ErrorCode
+from mockkafka.errors import ErrorCode, error_code
 from mockkafka.faults import coverage
 from mockkafka.faults.actions import AFTER, BEFORE, CONNECTION, DATA, INSTEAD, PHASES, Action
 from mockkafka.faults.engine import FaultEngine, Rule
@@ -136,6 +136,8 @@ class FaultCallBase:
         #: Rules whose firing is reserved and not yet committed or released.
         self.reserved: list[Rule] = list(fired)
         self.deferred = deferred
+        #: Whether the data rules (``deferred``) saw the answer (``after`` ran).
+        self.deferred_seen = False
         self.phased: dict[str, list[tuple[Rule, Action]]] = {p: [] for p in PHASES}
         for r in fired:
             for a in r.actions:
@@ -460,7 +462,11 @@ def _release_missed_claims(call: FaultCallBase, hit: set[int]) -> None:
             continue
         if all(a.phase_on(call.info.api) == INSTEAD and _is_claim(a, call) for a in rule.actions):
             call.reserved.remove(rule)
-            call._engine.release(rule)
+            call._engine.release(
+                rule,
+                f"the answer held no partition of {_where(rule.match)} to put the error on",
+                call.info.api,
+            )
 
 
 def _is_claim(action: Action, call: FaultCallBase) -> bool:
@@ -470,10 +476,23 @@ def _is_claim(action: Action, call: FaultCallBase) -> bool:
 async def after(call: FaultCallBase, engine: FaultEngine) -> None:
     """``AFTER`` actions, the ``DATA`` rules on the answer's records, ``CONNECTION``."""
     await call.run(AFTER)
-    if isinstance(call.response, dict):
+    call.deferred_seen = True
+    if not isinstance(call.response, dict):
         for rule in call.deferred:
-            if _edit_data(call, rule, engine.decide):
+            engine.saw(rule)
+            engine.decline(
+                rule,
+                "the request got no answer to edit (another rule held it back)",
+                call.info.api,
+            )
+    else:
+        for rule in call.deferred:
+            engine.saw(rule)
+            why = _edit_data(call, rule, engine.decide)
+            if why is None:
                 call.reserved.append(rule)
+            elif why:
+                engine.decline(rule, why, call.info.api)
         # a rule that fired for its other actions edits what records it finds too
         for rule in {id(r): r for r, _a in call.phased[DATA]}.values():
             _edit_data(call, rule, None)
@@ -492,11 +511,19 @@ def commit(call: FaultCallBase) -> None:
     call.reserved = []
 
 
-def release(call: FaultCallBase) -> None:
-    """The request ended before its answer reached the wire: give the firings back."""
+def release(
+    call: FaultCallBase, reason: str = "the connection closed before the answer was sent"
+) -> None:
+    """The request ended before its answer reached the wire: give the firings back (the
+    rules' ``declined`` says why)."""
     for rule in call.reserved:
-        call._engine.release(rule)
+        call._engine.release(rule, reason, call.info.api)
     call.reserved = []
+    if not call.deferred_seen:  # the data rules never saw an answer: say so once
+        call.deferred_seen = True
+        for rule in call.deferred:
+            call._engine.saw(rule)
+            call._engine.decline(rule, reason, call.info.api)
 
 
 async def _wait_until_closed(conn: Connection) -> NoReturn:
@@ -511,19 +538,25 @@ async def _wait_until_closed(conn: Connection) -> NoReturn:
             raise CloseConnection("fault: never respond; client closed the connection")
 
 
-def _edit_data(call: FaultCallBase, rule: Rule, decide: Callable[..., bool] | None) -> bool:
-    """Apply a rule's data edits to the first partition it can edit; True if it fired
-    (``decide``: the engine's, reserving the firing until the answer is sent; None: the
-    rule already fired)."""
+def _edit_data(call: FaultCallBase, rule: Rule, decide: Callable[..., bool] | None) -> str | None:
+    """Apply a rule's data edits to the first partition it can edit. None if it fired
+    (``decide``: the engine's, reserving the firing until the answer is sent, the match
+    counted already; None: the rule already fired); else why not: ``""`` when the trigger
+    said no, else the reason it found nothing to edit (the first action's, or that no
+    partition it names carried records)."""
     edits_empty = any(type(a).EDITS_EMPTY for a in rule.actions)
+    why: str | None = None
+    errors: set[int] = set()
     for t, i, entry in call.partitions():
         if t is None or not isinstance(entry, dict):
             continue
+        if not rule.match.partition_matches(t, i):
+            continue
+        if entry.get("error_code"):
+            errors.add(int(entry["error_code"]))
         if not entry.get("records") and not (
             edits_empty and "records" in entry and not entry.get("error_code")
         ):
-            continue
-        if not rule.match.partition_matches(t, i):
             continue
         edited = entry["records"]
         for a in rule.actions:
@@ -532,13 +565,39 @@ def _edit_data(call: FaultCallBase, rule: Rule, decide: Callable[..., bool] | No
             new = a.edit_records(call, t, i, edited)
             if new is not None:
                 edited = new
+            elif why is None:
+                why = f"{a.NAME}: {a.why_not(call, t, i, edited)}"
         if edited is entry["records"]:
             continue  # nothing this rule can edit here
-        if decide is not None and not decide(rule, reserve=True):
-            return False
+        if decide is not None and not decide(rule, reserve=True, seen=False):
+            return ""
         entry["records"] = edited
-        return True
-    return False
+        return None
+    if why is not None:
+        return why
+    where = _where(rule.match)
+    if errors:
+        names = ", ".join(sorted(_error_name(e) for e in errors))
+        return f"the answer carried no records of {where}: it answered {names}"
+    return f"the answer carried no records of {where}"
+
+
+def _where(match: Match) -> str:
+    """``topic 'orders' partition 1``: what a rule's match names of a partition."""
+    if match.topic is None:
+        return "any partition" if match.partition is None else f"partition {match.partition}"
+    where = f"topic {match.topic!r}"
+    if match.partition is not None:
+        parts = match.partition
+        where += f" partition {parts[0]}" if len(parts) == 1 else f" partitions {list(parts)}"
+    return where
+
+
+def _error_name(code: int) -> str:
+    try:
+        return error_code(code).name
+    except ValueError:
+        return str(code)
 
 
 def _magic_for(fetch_version: int) -> int:

@@ -242,8 +242,12 @@ class Exchange:
     ) -> str:
         """One line (see :data:`SUMMARY_LEGEND`): time (ms since ``origin_ms``, the first
         exchange by default), broker, connection, client, API and version, partitions with
-        offsets (topic ids named through ``resolve``), errors, faults, duration."""
+        offsets (topic ids named through ``resolve``, by default the exchange's own, which
+        knows deleted topics too), errors, faults, duration."""
         from mockkafka.faults.inspect import partition_offsets
+
+        if resolve is None:
+            resolve = self.resolve
 
         errs = sorted(self.error_codes)
         origin = self.time_ms if origin_ms is None else origin_ms
@@ -701,10 +705,17 @@ class TrafficLog:
 
         def probe() -> Seen[list[Exchange]]:
             got = self.requests(api, **filters)
+            recent = self.timeline(20)
             return Seen(
                 len(got) >= count,
                 got,
-                f"{len(got)} matching; recent traffic:\n" + self.timeline(20),
+                f"{len(got)} matching; "
+                + (
+                    f"recent traffic:\n{recent}"
+                    if recent
+                    else "no traffic recorded yet (no client sent a request to this "
+                    "cluster: does it use its bootstrap_servers?)"
+                ),
             )
 
         return probe, what + ")"
@@ -729,6 +740,7 @@ class TrafficLog:
 
         From async code (or the trio cluster) use ``await traffic.wait_for_async(...)``.
         """
+        __tracebackhide__ = True
         probe, what = self._wait_probe(api, count, filters)
         return self._require_waits().wait(
             probe, timeout=timeout, what=what, async_name="traffic.wait_for_async(...)"
@@ -743,6 +755,7 @@ class TrafficLog:
         **filters: Any,
     ) -> list[Exchange]:
         """The awaitable form of :meth:`wait_for` (trio or asyncio)."""
+        __tracebackhide__ = True
         probe, what = self._wait_probe(api, count, filters)
         return await self._require_waits().wait_async(probe, timeout=timeout, what=what)
 

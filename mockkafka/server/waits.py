@@ -13,7 +13,9 @@ thread, where it could never succeed), the awaitable form suspends the calling t
 trio or asyncio (detected with ``sniffio``), in any thread.
 
 On timeout every wait raises :class:`~mockkafka.errors.WaitTimeout` with the last state the
-probe saw, so a failing test says what happened instead.
+probe saw, so a failing test says what happened instead. The waits, and every public wait
+built on them, set ``__tracebackhide__``: pytest shows the test's line that waited, not
+this module's source.
 """
 
 from __future__ import annotations
@@ -179,6 +181,7 @@ class Waits:
         ``what`` describes the wait for messages; ``async_name`` is the awaitable form to
         suggest when called on the loop's own thread.
         """
+        __tracebackhide__ = True
         check_timeout(timeout)
         if self._on_loop_thread():
             raise MockKafkaError(
@@ -198,6 +201,7 @@ class Waits:
 
     async def wait_async(self, probe: Probe[T], *, timeout: float, what: str) -> T:
         """Suspend the calling task (trio or asyncio) until ``probe`` is done."""
+        __tracebackhide__ = True
         check_timeout(timeout)
         on_loop = self._on_loop_thread()
         deadline = time.monotonic() + timeout

@@ -113,6 +113,47 @@ def test_wait_timeout_shows_the_last_state_seen(cluster: mockkafka.Cluster) -> N
         cluster.traffic.wait_for("Produce", timeout=0.05)
 
 
+def test_a_traffic_wait_on_a_cluster_nobody_talked_to_says_so_not_an_empty_timeline(
+    cluster: mockkafka.Cluster,
+) -> None:
+    with pytest.raises(mockkafka.WaitTimeout) as info:
+        cluster.traffic.wait_for("Produce", timeout=0.05)
+    text = str(info.value)
+    assert not text.endswith("recent traffic:\n")
+    assert text.endswith(
+        "last seen: 0 matching; no traffic recorded yet (no client sent a request to this "
+        "cluster: does it use its bootstrap_servers?)"
+    )
+
+
+@pytest.mark.parametrize(
+    "wait",
+    [
+        "kafka_cluster.traffic.wait_for('Produce', timeout=0.05)",
+        "kafka_cluster.wait_for_records('t', count=1, timeout=0.05)",
+        "kafka_cluster.faults.on('Produce').delay(ms=1).wait_fired(timeout=0.05)",
+    ],
+)
+def test_a_wait_timeout_in_pytest_points_at_the_test_not_at_mockkafka_source(
+    pytester: pytest.Pytester, wait: str
+) -> None:
+    pytester.makepyfile(
+        f"""
+        import pytest
+
+        @pytest.mark.kafka_cluster(topics=["t"])
+        def test_waits(kafka_cluster):
+            {wait}
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "-W", "ignore")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "WaitTimeout" in out and wait in out  # the test's own line is shown
+    for internal in ("waits.py", "public.py", "traffic.py", "engine.py", "def wait"):
+        assert internal not in out, internal
+
+
 def test_waits_refuse_bad_arguments_at_once(cluster: mockkafka.Cluster) -> None:
     with pytest.raises(mockkafka.ConfigError, match="did you mean 'Stable'"):
         cluster.wait_for_group("g", state="stable")

@@ -49,3 +49,34 @@ def test_new_actions_over_http_reach_a_real_client() -> None:
         status, rules = http("GET", f"{ctl}/faults")
         fired = {r["name"]: r["fired"] for r in rules}
         assert fired["lost"] == 1 and fired["skew"] == 1
+
+
+def test_get_faults_says_why_a_rule_did_not_act() -> None:
+    """A Java, Go or Node suite reads the reasons a rule declined over HTTP too."""
+    with serving("--topic", "pay:1:1") as (_proc, bootstrap, ctl):
+        status, _ = http(
+            "POST",
+            f"{ctl}/steps",
+            {"fault": {"name": "sid", "on": "Fetch", "schema_id": {"id": 9}}},
+        )
+        assert status == 200
+        p = Producer({"bootstrap.servers": bootstrap})
+        p.produce("pay", b"plain", partition=0)
+        assert p.flush(15) == 0
+        c = Consumer({"bootstrap.servers": bootstrap, "group.id": "g"})
+        try:
+            c.assign([TopicPartition("pay", 0, 0)])
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
+                m = c.poll(0.1)
+                if m is not None and not m.error():
+                    break
+        finally:
+            c.close()
+        status, rules = http("GET", f"{ctl}/faults")
+        (rule,) = rules
+        assert (rule["fired"], rule["matched"]) == (0, sum(rule["declined"].values()))
+        reason = "schema_id: no value is in the schema-registry wire format"
+        assert any(k.startswith(reason) for k in rule["declined"])
+        assert rule["why_unfired"].startswith("matched ")
+        assert reason in rule["why_unfired"]

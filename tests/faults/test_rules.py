@@ -369,7 +369,16 @@ def test_only_one_response_replacing_rule_fires_per_request() -> None:
     c = faults.on("Produce").every_time().delay(ms=1)
     fired, deferred = engine.select(PRODUCE_ORDERS_0)
     assert fired == [a, c] and deferred == []
-    assert b.matched == 0
+    # b saw the request and says why it did not act; its trigger did not count it
+    assert b.matched == 1
+    assert b.declined == {
+        "rule 'rule-1' answered the request first (one rule replaces a response; the first "
+        "added wins)": 1
+    }
+    assert engine.explain(b) == [
+        "matched 1x, declined 1x because: 1x rule 'rule-1' answered the request first (one "
+        "rule replaces a response; the first added wins)"
+    ]
     data_rule = faults.on("*").partial_trailing_batch()
     assert engine.select(PRODUCE_ORDERS_0)[1] == []  # its action acts on Fetch only
     assert engine.select(RequestInfo(api="Fetch"))[1] == [data_rule]

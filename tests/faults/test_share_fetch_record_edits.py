@@ -209,7 +209,9 @@ def test_an_edited_share_fetch_answer_is_acquired_and_acknowledged_as_any(
     after = member.fetch(acks=accept_all())
     assert after["acknowledge_error_code"] == 0
     assert acquired(after) == [] and not after["records"]
-    assert (rule.fired, rule.matched) == (1, 1)  # the empty answer carried no edit
+    # the empty answer is a match the rule declined, and says so
+    assert (rule.fired, rule.matched) == (1, 2)
+    assert rule.declined == {"the answer carried no records of topic 't'": 1}
     view = cluster.share_group("sg").partition("t", 0)
     assert view.start_offset == N and view.records == {}
     # the log still holds what the producer wrote
@@ -238,7 +240,7 @@ def test_released_edited_records_are_delivered_again_from_the_log(
     assert cluster.share_group("sg").partition("t", 0).start_offset == N
 
 
-def test_every_answer_with_records_counts_once_and_empty_answers_never(
+def test_every_answer_with_records_fires_once_and_empty_answers_are_declined_matches(
     cluster: mockkafka.Cluster, member: Member
 ) -> None:
     rule = cluster.faults.on("ShareFetch").every_time().skew_timestamps(ms=1000)
@@ -254,7 +256,9 @@ def test_every_answer_with_records_counts_once_and_empty_answers_never(
     empty = member.fetch(acks=acks)
     assert acquired(empty) == [] and empty["acknowledge_error_code"] == 0
     assert not member.fetch().get("records")  # nothing left: the partition is not in the answer
-    assert (rule.fired, rule.matched) == (2, 2)  # empty answers are not even matches
+    # the empty answers matched, and the rule says why it did not act on them
+    assert (rule.fired, rule.matched) == (2, 4)
+    assert rule.declined == {"the answer carried no records of any partition": 2}
     assert cluster.share_group("sg").partition("t", 0).start_offset == N
 
 

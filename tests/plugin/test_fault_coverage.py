@@ -4,6 +4,7 @@ merged across xdist workers."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +36,11 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 
 @pytest.fixture(autouse=True)
 def this_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Subprocesses (and xdist workers) import this checkout's plugin, not an installed one."""
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    """Subprocesses (and xdist workers) import this checkout's plugin, not an installed one
+    (a path already set, such as a worktree's shim for the plugin package, stays after it)."""
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    )
 
 
 def _run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
@@ -122,3 +126,51 @@ def test_the_report_marks_each_combination_as_kafka_or_beyond_kafka() -> None:
     assert "1 as Kafka, 2 beyond Kafka" in table
     assert "error=OUT_OF_ORDER_SEQUENCE_NUMBER (beyond Kafka) x2" in table
     assert "error=DUPLICATE_SEQUENCE_NUMBER x1" in table
+
+
+DECLINING = """
+import pytest
+from tests.robustness._wire import fetch_partition
+
+@pytest.mark.kafka_cluster(topics={"t": 1})
+def test_cut(kafka_cluster):
+    kafka_cluster.produce("t", b"only")
+    kafka_cluster.faults.on("Fetch", topic="t").partial_trailing_batch()
+    fetch_partition(kafka_cluster.bootstrap_servers, "t")
+"""
+
+
+def test_a_fault_the_suite_tried_that_never_acted_is_listed_with_why(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(DECLINING)
+    result = pytester.runpytest_subprocess(
+        "--kafka-fault-coverage=cov.json", "-W", "ignore::mockkafka.UnfiredRuleWarning"
+    )
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "tried and never fired (the rule matched and declined):",
+            "  Fetch partial_trailing_batch x1: partial_trailing_batch: the answer held a single "
+            "batch and the log has none after it*",
+        ]
+    )
+    report = json.loads((pytester.path / "cov.json").read_text())
+    (declined,) = report["faults"]["declined"]
+    assert (declined["api"], declined["fault"], declined["count"]) == (
+        "Fetch",
+        "partial_trailing_batch",
+        1,
+    )
+    assert declined["never_fired"] is True
+
+
+def test_declines_survive_the_merge_of_xdist_workers() -> None:
+    from mockkafka.faults.coverage import FaultCoverage
+
+    worker = FaultCoverage()
+    worker.declined[("Fetch", "schema_id", "", "schema_id: no value ...")] += 2
+    merged = FaultCoverage()
+    merged.merge(worker.to_dict())
+    merged.merge(worker.to_dict())
+    assert merged.declined == {("Fetch", "schema_id", "", "schema_id: no value ..."): 4}

@@ -307,3 +307,31 @@ async def test_trio_client(kafka_cluster_trio):
     result.stdout.fnmatch_lines(
         ["*ZeroDivisionError: bug in the metadata handler*", "*BrokerError*", "*Metadata v12*"]
     )
+
+
+def test_the_report_says_why_a_rule_did_not_act(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+        from tests.robustness._wire import fetch_partition
+
+        @pytest.mark.kafka_cluster(topics={"t": 1})
+        def test_cut(kafka_cluster):
+            kafka_cluster.produce("t", b"only")
+            kafka_cluster.faults.on("Fetch", topic="t").partial_trailing_batch()
+            kafka_cluster.faults.on("Fetch", topic="t", client_id="billing").corrupt_batch()
+            fetch_partition(kafka_cluster.bootstrap_servers, "t")
+            assert False
+        """
+    )
+    result = pytester.runpytest("-W", "ignore::mockkafka.UnfiredRuleWarning")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "  fault rules:",
+            "    rule-1 (fired 0x, matched 1x, declined 1x): Rule(*) -- matched 1x, declined 1x "
+            "because: 1x partial_trailing_batch: the answer held a single batch*KIP-74*",
+            "    rule-2 (fired 0x, matched 0x): Rule(*) -- 1 Fetch request matched all but "
+            "client_id='billing': it had client ids 'hostile'",
+        ]
+    )

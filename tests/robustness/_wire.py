@@ -29,6 +29,31 @@ from mockkafka.protocol.framing import NEED_DATA, ClientConnection, Response
 HEALTHY_MS = 1000.0
 
 
+def fetch_partition(
+    bootstrap: str,
+    topic: str,
+    *,
+    offset: int = 0,
+    version: int = 12,
+    topic_id: Any = None,
+) -> Any:
+    """One Fetch of ``topic``-0 from ``offset`` on a fresh connection (answered at once,
+    by name, or by ``topic_id`` from v13); the partition's answer."""
+    host, port = bootstrap.rsplit(":", 1)
+    part = {"partition": 0, "fetch_offset": offset, "partition_max_bytes": 1 << 20}
+    named = {"topic_id": topic_id} if topic_id is not None else {"topic": topic}
+    body = {
+        "replica_id": -1,
+        "max_wait_ms": 0,
+        "min_bytes": 1,
+        "max_bytes": 1 << 20,
+        "topics": [{**named, "partitions": [part]}],
+    }
+    with Raw(host, int(port)) as raw:
+        answer = raw.request("Fetch", version, body)
+    return answer["responses"][0]["partitions"][0]
+
+
 def frame(body: bytes) -> bytes:
     """A size-prefixed frame."""
     return struct.pack(">i", len(body)) + body

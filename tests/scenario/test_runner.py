@@ -11,6 +11,7 @@ import trio
 
 import mockkafka
 from mockkafka import Scenario
+from tests.robustness._wire import fetch_partition
 
 VERBS_ONLY = """
 name: verbs-only
@@ -107,6 +108,43 @@ expect:
     ]
     assert lines[8].startswith("  - RulesFired: fault 'idle' never fired (matched 0x)")
     assert lines[9] == "timeline:"
+
+
+def test_the_report_says_why_a_fault_did_not_act() -> None:
+    """A record edit on a topic whose only batch cannot be cut: the failed rules_fired
+    expectation says why, and so does the section after the timeline."""
+    sc = Scenario.from_yaml(
+        """
+name: cannot-cut
+topics: {t: {}}
+seed:
+  t: {count: 1, value: "v"}
+steps:
+  - fault: {name: cut, on: Fetch, topic: t, partial_trailing_batch: true}
+  - fault: {name: idle, on: DeleteTopics, error: UNKNOWN_SERVER_ERROR}
+expect:
+  rules_fired: all
+"""
+    )
+    with mockkafka.Cluster() as c:
+        thread = sc.start(c)
+        fetch_partition(c.bootstrap_servers, "t")
+        with pytest.raises(AssertionError) as info:
+            thread.check()
+        thread.stop()
+        c.faults.clear()
+    text = str(info.value)
+    assert (
+        "RulesFired: fault 'cut' never fired (matched 1x): Rule(match=Match(api=('Fetch',), "
+        "topic='t')" in text
+    )
+    assert "declined 1x because: 1x partial_trailing_batch: the answer held a single batch" in text
+    tail = text.split("faults that did not act:\n")[1].splitlines()
+    assert tail[0].startswith("  cut fired 0x, matched 1x -- matched 1x, declined 1x because:")
+    assert tail[1] == (
+        "  idle fired 0x, matched 0x -- no DeleteTopics request reached the cluster while it "
+        "was active (the clients sent Fetch)"
+    )
 
 
 def test_a_verb_the_cluster_refuses_stops_the_timeline_with_its_error() -> None:

@@ -240,3 +240,12 @@ class Action:
     def edit_records(self, call: FaultCall, topic: str, index: int, records: Any) -> Any:
         """``DATA`` actions: the edited records of one partition, or None to leave them."""
         return None
+
+    def why_not(self, call: FaultCall, topic: str, index: int, records: Any) -> str:
+        """``DATA`` actions: why :meth:`edit_records` left these records alone (it returned
+        None), in one line that reads the same for the same cause: the rule's
+        ``declined`` counts it, and ``cluster.why_unfired`` shows it. Say what a test
+        author can change."""
+        from mockkafka.faults.record_edits import why_unedited
+
+        return why_unedited(records) or "it found nothing to edit in the records"

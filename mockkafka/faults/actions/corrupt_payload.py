@@ -56,3 +56,12 @@ class CorruptPayload(Action):
         from mockkafka.faults.record_edits import corrupt_payload
 
         return corrupt_payload(records, part=self.part, seed=self.seed)
+
+    def why_not(self, call: FaultCall, topic: str, index: int, records: Any) -> str:
+        from mockkafka.faults.record_edits import why_unedited
+
+        what = "header values are" if self.part == "headers" else f"{self.part}s are"
+        return why_unedited(records) or (
+            f"every record's {what} null or empty: nothing to garble"
+            + ("" if self.part != "value" else " (part='key' or 'headers' garbles those)")
+        )

@@ -32,3 +32,9 @@ class Duplicate(Action):
 
         previous = call.previous_batch(topic, index)
         return None if previous is None else prepend_batch(records or b"", previous)
+
+    def why_not(self, call: FaultCall, topic: str, index: int, records: Any) -> str:
+        return (
+            "no batch before the fetch offset to repeat: the fetch started at the log start "
+            "offset, or past the high watermark (a proxy holds no log to read it from)"
+        )

@@ -31,3 +31,21 @@ class PartialTrailingBatch(Action):
         share = call.api == "ShareFetch"
         nxt = call.next_batch(topic, index, records)
         return cut_trailing_batch(records, nxt, keep_complete=share)
+
+    def why_not(self, call: FaultCall, topic: str, index: int, records: Any) -> str:
+        from mockkafka.faults.inspect import complete_batches
+
+        if not complete_batches(records):
+            return "the records hold no complete batch"
+        if call.api == "ShareFetch":
+            return (
+                "the log has no batch after the acquired ones, so there is no next batch to "
+                "follow them cut (the acquired batches are never cut)"
+            )
+        return (
+            "the answer held a single batch and the log has none after it: a broker ends an "
+            "answer with a cut batch only when more data follows the complete ones, and "
+            "returns the first batch whole (KIP-74), so there was nothing to cut (write the "
+            "records in two batches or more, flushing between them, or produce more while "
+            "the consumer reads)"
+        )

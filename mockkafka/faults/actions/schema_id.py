@@ -55,3 +55,12 @@ class SchemaId(Action):
         from mockkafka.faults.record_edits import rewrite_schema_id
 
         return rewrite_schema_id(records, schema_id=self.id, magic=self.magic)
+
+    def why_not(self, call: FaultCall, topic: str, index: int, records: Any) -> str:
+        from mockkafka.faults.record_edits import why_unedited
+
+        return why_unedited(records) or (
+            "no value is in the schema-registry wire format (magic byte 0, then a 4-byte "
+            "schema id): they are null, shorter than 5 bytes or do not start with byte 0, so "
+            "no registry serializer wrote them (produce with a schema-registry serializer)"
+        )

@@ -42,3 +42,10 @@ class SkewTimestamps(Action):
         from mockkafka.faults.record_edits import skew_timestamps
 
         return skew_timestamps(records, ms=self.ms)
+
+    def why_not(self, call: FaultCall, topic: str, index: int, records: Any) -> str:
+        from mockkafka.faults.record_edits import why_unedited
+
+        return why_unedited(records, create_time_only=True) or (
+            "no record has a timestamp to move (-1), or moving it into the past stops at 0"
+        )
