@@ -174,8 +174,9 @@ class _ClusterBase(ClusterVerbs, PublicObject):
     # -- faults and traffic (the rest is PublicObject's) ------------------------------------
 
     def _state_reasons(self, rule: Rule) -> list[str]:
-        """A topic the rule names that does not exist (``it names topic 'paymnets', which
-        does not exist (did you mean payments?); topics: payments``)."""
+        """On the loop (from :meth:`why_unfired`): a topic the rule names that does not exist
+        (``it names topic 'paymnets', which does not exist (did you mean payments?); topics:
+        payments``)."""
         topic = rule.match.topic
         if topic is None:
             return []
