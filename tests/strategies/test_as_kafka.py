@@ -13,6 +13,7 @@ the versions that carry the code and the request context Kafka needs (``context=
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -30,11 +31,12 @@ from mockkafka.faults.error_facts import (
     as_kafka_errors,
     beyond_kafka,
     error_versions,
+    kafka_match,
     possible_errors,
 )
 from mockkafka.faults.inspect import request_info
 from mockkafka.faults.model import Error, Match
-from mockkafka.scenario.model import Fault
+from mockkafka.scenario.model import Fault, step_from_dict
 from mockkafka.strategies import FaultPlan, fault_plans
 
 EVERY_API = fault_plans(
@@ -392,3 +394,50 @@ def test_librdkafkas_idempotent_producer_loses_nothing_under_the_default_plans(
     # every acknowledged record is held exactly once (a failed delivery is reported, not lost)
     assert len(held) == len(set(held)), plan
     assert not set(acked) - set(held), plan
+
+
+@pytest.mark.interop
+def test_librdkafka_consumes_everything_under_a_drawn_fetch_session_error_step() -> None:
+    """The symptom of issue 33: a default plan's FETCH_SESSION_ID_NOT_FOUND reached
+    librdkafka's sessionless Fetch, which takes it as fatal. As drawn now (with its context)
+    the step never meets a librdkafka fetch, and the consumer reads everything."""
+    from confluent_kafka import Consumer
+
+    code = "FETCH_SESSION_ID_NOT_FOUND"
+    fault = {"on": "Fetch", "times": 3, **kafka_match("Fetch", code), "error": code}
+    plan = FaultPlan(steps=(step_from_dict({"fault": fault}, ("steps", 0)),))
+    with mockkafka.Cluster() as cluster:
+        cluster.create_topic("orders", partitions=1)
+        for i in range(4):
+            cluster.produce("orders", b"v%d" % i)
+        plan.apply(cluster)
+        consumer = Consumer(
+            {
+                "bootstrap.servers": cluster.bootstrap_servers,
+                "group.id": "g",
+                "auto.offset.reset": "earliest",
+                "fetch.wait.max.ms": 50,
+                "log_level": 0,
+            }
+        )
+        got: list[bytes] = []
+        errors: list[str] = []
+        try:
+            consumer.subscribe(["orders"])
+            deadline = time.monotonic() + 20
+            while len(got) < 4 and time.monotonic() < deadline:
+                msg = consumer.poll(0.2)
+                if msg is None:
+                    continue
+                if msg.error():
+                    errors.append(str(msg.error()))
+                else:
+                    got.append(msg.value())
+            fetches = cluster.traffic.requests("Fetch")
+        finally:
+            consumer.close()
+        (rule,) = cluster.faults.rules()
+        fired = rule.fired
+        cluster.faults.clear()
+    assert got == [b"v0", b"v1", b"v2", b"v3"] and not errors, errors
+    assert fetches and fired == 0
