@@ -38,6 +38,7 @@ from mockkafka.faults.inspect import request_info
 from mockkafka.faults.model import Error, Match
 from mockkafka.scenario.model import Fault, step_from_dict
 from mockkafka.strategies import FaultPlan, fault_plans
+from tests.robustness._wire import Raw, fetch_body
 
 EVERY_API = fault_plans(
     topics={"orders": 2},
@@ -192,29 +193,13 @@ def _matches(context: str, api: str, version: int, body: dict[str, Any]) -> bool
 
 
 def _fetch(session_id: int, epoch: int, leader_epoch: int = -1) -> dict[str, Any]:
-    return {
-        "replica_id": -1,
-        "max_wait_ms": 0,
-        "min_bytes": 1,
-        "max_bytes": 1 << 20,
-        "isolation_level": 0,
-        "session_id": session_id,
-        "session_epoch": epoch,
-        "topics": [
-            {
-                "topic": "orders",
-                "partitions": [
-                    {
-                        "partition": 0,
-                        "current_leader_epoch": leader_epoch,
-                        "fetch_offset": 0,
-                        "partition_max_bytes": 1 << 20,
-                    }
-                ],
-            }
-        ],
-        "forgotten_topics_data": [],
-    }
+    return fetch_body(
+        max_wait_ms=0,
+        topic="orders",
+        session_id=session_id,
+        session_epoch=epoch,
+        current_leader_epoch=leader_epoch,
+    )
 
 
 def test_the_fetch_session_context_is_an_incremental_fetch_of_a_session() -> None:
@@ -284,8 +269,6 @@ def _fetch_errors(resp: dict[str, Any]) -> list[int]:
 
 
 def test_a_fetch_session_error_reaches_only_a_fetch_that_carries_a_session() -> None:
-    from tests.robustness._wire import Raw
-
     with mockkafka.Cluster() as cluster:
         cluster.create_topic("orders", partitions=1)
         rule = cluster.faults.on("Fetch", context="fetch_session").error(
