@@ -265,8 +265,9 @@ def fault_plans(
     :data:`STATIC_MEMBER_ERRORS`, is drawn only when named here). An as-Kafka error step
     matches only the versions that carry the code and the request context Kafka needs to
     answer it (``context: fetch_session`` for FETCH_SESSION_ID_NOT_FOUND, ``acks_all`` for
-    NOT_ENOUGH_REPLICAS, ...: :func:`mockkafka.faults.error_facts.kafka_match`); ``verbs``: fault actions and cluster verbs allowed (default
-    :data:`DEFAULT_VERBS`; every name is in :data:`VERBS`). ``max_ms``: bound of delays,
+    NOT_ENOUGH_REPLICAS, ...: :func:`mockkafka.faults.error_facts.kafka_match`);
+    ``verbs``: fault actions and cluster verbs allowed (default :data:`DEFAULT_VERBS`; every
+    name is in :data:`VERBS`). ``max_ms``: bound of delays,
     throttles and step times; ``timed=False`` draws no start conditions (every step applies at once).
 
     Every fault fires a bounded number of times (once, ``times`` or ``nth`` up to 3), so a
