@@ -655,6 +655,7 @@ class Faults:
         transactional_id: str | None = None,
         client_id: str | None = None,
         connection: int | None = None,
+        context: str | Iterable[str] | None = None,
     ) -> Rule:
         """A new rule for requests matching every given argument (see :class:`Match`).
 
@@ -670,6 +671,7 @@ class Faults:
             transactional_id=transactional_id,
             client_id=client_id,
             connection=connection,
+            context=context,  # type: ignore[arg-type]
         )
         self._check_can_fire(m)
         rule = Rule(m, name=self.engine.next_rule_name())

@@ -28,6 +28,8 @@ table and every version against the schemas' version ranges.
 
 from __future__ import annotations
 
+from typing import Any
+
 # API name -> {error name: first version that may carry it}
 ERRORS_BY_API: dict[str, dict[str, int]] = {
     "Produce": {
@@ -83,7 +85,7 @@ ERRORS_BY_API: dict[str, dict[str, int]] = {
         "FENCED_LEADER_EPOCH": 4,
         "UNKNOWN_LEADER_EPOCH": 4,
         "OFFSET_NOT_AVAILABLE": 5,
-        "LEADER_NOT_AVAILABLE": 5,
+        "LEADER_NOT_AVAILABLE": 1,
     },
     "Metadata": {
         "UNKNOWN_TOPIC_OR_PARTITION": 0,
@@ -234,7 +236,7 @@ ERRORS_BY_API: dict[str, dict[str, int]] = {
     "TxnOffsetCommit": {
         "NOT_COORDINATOR": 0,
         "COORDINATOR_NOT_AVAILABLE": 0,
-        "COORDINATOR_LOAD_IN_PROGRESS": 0,
+        "COORDINATOR_LOAD_IN_PROGRESS": 2,
         "CONCURRENT_TRANSACTIONS": 0,
         "INVALID_PRODUCER_ID_MAPPING": 0,
         "INVALID_PRODUCER_EPOCH": 0,
@@ -329,12 +331,33 @@ CLIENT_APIS = (
 ANY_API_ERRORS = ("UNKNOWN_SERVER_ERROR",)
 
 
+#: (API, error) -> the last version that may carry it, where Kafka stopped sending it: a
+#: Metadata v1+ lists every replica (``KRaftMetadataCache`` filters out replicas without the
+#: listener only for v0, ``errorUnavailableEndpoints``); ListOffsets v5+ gets
+#: OFFSET_NOT_AVAILABLE where v1-v4 got LEADER_NOT_AVAILABLE (``ReplicaManager.fetchOffset``).
+UNTIL_VERSION: dict[tuple[str, str], int] = {
+    ("Metadata", "REPLICA_NOT_AVAILABLE"): 0,
+    ("ListOffsets", "LEADER_NOT_AVAILABLE"): 4,
+}
+
+
 def possible_errors(api: str, version: int | None) -> tuple[str, ...]:
     """Error names ``api`` may answer at ``version`` (None: at any version), sorted by code
     order of the table. ``api`` must be a key of :data:`ERRORS_BY_API`."""
     table = ERRORS_BY_API[api]
-    names = [n for n, since in table.items() if version is None or version >= since]
+    names = [
+        n
+        for n, since in table.items()
+        if version is None or since <= version <= UNTIL_VERSION.get((api, n), version)
+    ]
     return (*names, *ANY_API_ERRORS)
+
+
+def error_versions(api: str, error: str) -> tuple[int, int | None]:
+    """The versions of ``api`` that may carry ``error``: (first, last or None for every
+    newer one)."""
+    since = ERRORS_BY_API[api].get(error, 0) if error not in ANY_API_ERRORS else 0
+    return since, UNTIL_VERSION.get((api, error))
 
 
 # -- as Kafka, or beyond Kafka ---------------------------------------------------------------
@@ -348,6 +371,16 @@ def possible_errors(api: str, version: int | None) -> tuple[str, ...]:
 # Everything else in ERRORS_BY_API claims something false about the request or the cluster
 # (a lie a correct client may rightly not survive): "beyond Kafka", drawn by fault_plans()
 # only when named in errors=, and reported so by the fault-coverage report.
+#
+# "As Kafka" is per request, not per API: a code is as Kafka only at the versions that carry
+# it (a Fetch v5 never gets KAFKA_STORAGE_ERROR) and only in the request context it needs
+# (FETCH_SESSION_ID_NOT_FOUND only for an incremental session fetch: librdkafka's sessionless
+# Fetch, session id 0 and epoch -1, never gets it, and takes it as fatal). kafka_match()
+# gives the versions and the context (ERROR_CONTEXTS); fault_plans() puts them on the rule.
+# Each entry below was checked in Kafka's source (FetchManager.newContext,
+# Partition.checkCurrentLeaderEpoch / appendRecordsToLeader, DelayedProduce,
+# GroupCoordinatorService, CoordinatorRuntime, KafkaApis.getCoordinator,
+# TransactionCoordinator.handleInitProducerId); docs/fuzzing.md lists the outcome.
 
 #: Why an error is beyond Kafka in that situation (by error name, for messages and docs).
 BEYOND_KAFKA_REASONS: dict[str, str] = {
@@ -400,9 +433,60 @@ BEYOND_KAFKA_REASONS: dict[str, str] = {
     "TOPIC_ALREADY_EXISTS": "the topic does not exist",
     "THROTTLING_QUOTA_EXCEEDED": "no controller mutation quota is set",
     "LISTENER_NOT_FOUND": "every broker has the client's listener",
-    "DUPLICATE_SEQUENCE_NUMBER": "the batch was never stored",
     "CORRUPT_MESSAGE": "the batch's CRC is right and the log is intact",
 }
+
+#: (API, error) pairs beyond Kafka whatever the error's name says elsewhere: Kafka 4's broker
+#: has no path that answers this API so (checked in its source, named in each reason).
+BEYOND_KAFKA_ON: dict[tuple[str, str], str] = {
+    ("Produce", "DUPLICATE_SEQUENCE_NUMBER"): "Kafka answers a duplicate batch NONE with the "
+    "offsets it stored it at (UnifiedLog.append); no Kafka 4 broker sends DUPLICATE_SEQUENCE_NUMBER",
+    ("Fetch", "INVALID_FETCH_SESSION_EPOCH"): "the client sends its fetch session's next epoch "
+    "(a client resets its session after a failed fetch)",
+    ("Fetch", "FETCH_SESSION_TOPIC_ID_ERROR"): "the client keeps one Fetch version in a session "
+    "(Kafka answers it to a session switching between v12 topic names and v13+ topic ids)",
+    ("Fetch", "REPLICA_NOT_AVAILABLE"): "the cluster has no tiered storage (a Fetch gets it only "
+    "while a partition's remote log metadata loads)",
+    ("Heartbeat", "COORDINATOR_LOAD_IN_PROGRESS"): "Kafka's group coordinator answers a Heartbeat "
+    "NONE while it loads the group (GroupCoordinatorService.heartbeat)",
+    ("FindCoordinator", "NOT_COORDINATOR"): "Kafka answers a FindCoordinator it cannot serve "
+    "COORDINATOR_NOT_AVAILABLE (KafkaApis.getCoordinator); NOT_COORDINATOR answers a request "
+    "sent to a broker that is not the coordinator",
+}
+
+#: (API, error) -> the request context (``faults.match.REQUEST_CONTEXTS``) Kafka needs to
+#: answer it: as Kafka only there, so ``fault_plans()`` puts ``context=`` on such a rule.
+ERROR_CONTEXTS: dict[tuple[str, str], str] = {
+    # FetchManager.newContext: only an incremental fetch (session epoch > 0) looks a session up
+    ("Fetch", "FETCH_SESSION_ID_NOT_FOUND"): "fetch_session",
+    # Partition.checkCurrentLeaderEpoch: an absent epoch (-1) is not checked
+    ("Fetch", "FENCED_LEADER_EPOCH"): "leader_epoch",
+    ("Fetch", "UNKNOWN_LEADER_EPOCH"): "leader_epoch",
+    ("ListOffsets", "FENCED_LEADER_EPOCH"): "leader_epoch",
+    ("ListOffsets", "UNKNOWN_LEADER_EPOCH"): "leader_epoch",
+    ("OffsetForLeaderEpoch", "FENCED_LEADER_EPOCH"): "leader_epoch",
+    ("OffsetForLeaderEpoch", "UNKNOWN_LEADER_EPOCH"): "leader_epoch",
+    # Partition.appendRecordsToLeader checks min.insync.replicas, and DelayedProduce waits for
+    # the ISR (timing out, or finding it shrunk), only for acks=-1
+    ("Produce", "NOT_ENOUGH_REPLICAS"): "acks_all",
+    ("Produce", "NOT_ENOUGH_REPLICAS_AFTER_APPEND"): "acks_all",
+    ("Produce", "REQUEST_TIMED_OUT"): "acks_all",
+    # TransactionCoordinator.handleInitProducerId: a null transactional id gets an id from the
+    # producer id manager (COORDINATOR_LOAD_IN_PROGRESS at most, while a block is fetched)
+    ("InitProducerId", "NOT_COORDINATOR"): "transactional",
+    ("InitProducerId", "COORDINATOR_NOT_AVAILABLE"): "transactional",
+    ("InitProducerId", "CONCURRENT_TRANSACTIONS"): "transactional",
+}
+
+#: (API, error) pairs Kafka sends only as the request's top-level error, never per partition
+#: (a fetch-session error answers the whole Fetch): a rule for them names no topic.
+REQUEST_LEVEL_ERRORS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("Fetch", "FETCH_SESSION_ID_NOT_FOUND"),
+        ("Fetch", "INVALID_FETCH_SESSION_EPOCH"),
+        ("Fetch", "FETCH_SESSION_TOPIC_ID_ERROR"),
+    }
+)
 
 #: (API, error) pairs that are as Kafka although the error is listed above: the situation
 #: makes them possible (a topic or partition briefly unknown to a broker whose metadata lags;
@@ -415,11 +499,12 @@ _AS_KAFKA_ANYWAY = {
     ("Fetch", "UNKNOWN_TOPIC_ID"),
 }
 
-#: (API, error) pairs Kafka answers only after it applied the request; the fault engine
-#: applies the request (stores the batch) and then answers the error, so they are as Kafka.
-#: DUPLICATE_SEQUENCE_NUMBER: the batch is held already; NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-#: appended to the leader, the ISR shrank meanwhile; REQUEST_TIMED_OUT: appended, not
-#: replicated within request.timeout.ms.
+#: (API, error) pairs answered only after the request was applied; the fault engine applies
+#: the request (stores the batch) and then answers the error, so the state is as the answer
+#: says. NOT_ENOUGH_REPLICAS_AFTER_APPEND: appended to the leader, the ISR shrank meanwhile;
+#: REQUEST_TIMED_OUT: appended, not replicated within request.timeout.ms (both as Kafka, for
+#: acks=-1). DUPLICATE_SEQUENCE_NUMBER: the batch is held already -- what the code claims,
+#: though Kafka 4 itself answers a duplicate NONE (beyond Kafka, drawn only when named).
 APPLIED_FIRST: frozenset[tuple[str, str]] = frozenset(
     {
         ("Produce", "DUPLICATE_SEQUENCE_NUMBER"),
@@ -431,10 +516,33 @@ APPLIED_FIRST: frozenset[tuple[str, str]] = frozenset(
 
 def beyond_kafka(api: str, error: str) -> str | None:
     """Why answering ``error`` to ``api`` is beyond Kafka in the situations fault plans make
-    (see the comment above), or None when it is as Kafka."""
+    (see the comment above), or None when it is as Kafka -- in the request context and
+    versions :func:`kafka_match` names."""
+    reason = BEYOND_KAFKA_ON.get((api, error))
+    if reason is not None:
+        return reason
     if (api, error) in APPLIED_FIRST or (api, error) in _AS_KAFKA_ANYWAY:
         return None
     return BEYOND_KAFKA_REASONS.get(error)
+
+
+def kafka_match(api: str, error: str) -> dict[str, Any]:
+    """The match keys of a ``fault:`` step (``versions``, ``context``) that keep a rule
+    answering ``error`` to ``api`` to the requests Kafka could answer so: the versions that
+    carry the code, and the request context it needs (:data:`ERROR_CONTEXTS`). Empty when
+    every request of the API will do."""
+    from mockkafka.protocol.apis import api as lookup_api
+
+    out: dict[str, Any] = {}
+    a = lookup_api(api)
+    since, until = error_versions(api, error)
+    lo, hi = max(since, a.min_version), a.max_version if until is None else until
+    if (lo, hi) != (a.min_version, a.max_version):
+        out["versions"] = [lo, hi]
+    context = ERROR_CONTEXTS.get((api, error))
+    if context is not None:
+        out["context"] = context
+    return out
 
 
 def as_kafka_errors(api: str, version: int | None = None) -> tuple[str, ...]:

@@ -167,7 +167,39 @@ def request_info(
         all_topics=all_topics,
         groups=_shared(frozenset(_groups(req))),
         transactional_id=tx if isinstance(tx, str) else None,
+        contexts=_contexts(api, version, req),
     )
+
+
+#: APIs whose partitions may carry the client's current leader epoch (KIP-320).
+_LEADER_EPOCH_APIS = frozenset({"Fetch", "ListOffsets", "OffsetForLeaderEpoch"})
+
+
+def _contexts(api: str, version: int, req: dict[str, Any]) -> frozenset[str]:
+    """The request contexts (``faults.match.REQUEST_CONTEXTS``) of a decoded request, as
+    Kafka tells them apart: ``FetchMetadata.isFull`` (session epoch 0 or -1) has no session
+    to fail; ``Partition.checkCurrentLeaderEpoch`` checks only an epoch that was sent;
+    ``Partition.appendRecordsToLeader`` and ``DelayedProduce`` wait for replicas only for
+    acks=-1; ``TransactionCoordinator.handleInitProducerId`` asks no coordinator for a null
+    transactional id."""
+    out: list[str] = []
+    if api == "Fetch" and version >= 7:
+        epoch = req.get("session_epoch", -1)
+        if isinstance(epoch, int) and epoch > 0:
+            out.append("fetch_session")
+    if api in _LEADER_EPOCH_APIS and any(
+        isinstance(p, dict)
+        and isinstance(p.get("current_leader_epoch"), int)
+        and p["current_leader_epoch"] >= 0
+        for _t, _i, p, _arr, _pos in partition_entries(req)
+    ):
+        out.append("leader_epoch")
+    if api == "Produce" and req.get("acks") == -1:
+        out.append("acks_all")
+    tx = req.get("transactional_id")
+    if isinstance(tx, str) and tx:
+        out.append("transactional")
+    return _shared(frozenset(out))
 
 
 #: One frozenset object per value seen lately (see :func:`_shared`).

@@ -43,6 +43,20 @@ EVENTS = (
     "producer_fenced",
 )
 
+#: Request contexts a rule can require (``Match(context=...)``, YAML ``context:``): what a
+#: request carries that decides which errors Kafka could answer it. A fetch-session error
+#: answered to a Fetch without a session, or NOT_ENOUGH_REPLICAS to an ``acks=1`` Produce,
+#: is something no broker does; ``fault_plans()`` puts the context an error needs on the
+#: rule (``mockkafka.faults.error_facts.ERROR_CONTEXTS``).
+REQUEST_CONTEXTS: dict[str, str] = {
+    "fetch_session": "an incremental Fetch of a fetch session (v7+, session epoch > 0; KIP-227)",
+    "leader_epoch": "a partition carries the client's current leader epoch (>= 0: Fetch v9+, "
+    "ListOffsets v4+, OffsetForLeaderEpoch v2+; KIP-320)",
+    "acks_all": "a Produce with acks=-1 (all)",
+    "transactional": "the request carries a transactional id (InitProducerId of a "
+    "transactional producer, ...)",
+}
+
 
 # -- argument checking --------------------------------------------------------------------
 
@@ -61,6 +75,25 @@ def check_api_names(value: str | Iterable[str], arg: str = "api") -> tuple[str, 
             raise ConfigError(
                 f"{arg}={n!r} is not a Kafka API{hint}; valid: '*', "
                 + ", ".join(sorted(API_BY_NAME))
+            )
+    return names
+
+
+def check_contexts(
+    value: str | Iterable[str] | None, arg: str = "context"
+) -> tuple[str, ...] | None:
+    """``"fetch_session"`` or a list of names of :data:`REQUEST_CONTEXTS` -> a tuple."""
+    if value is None:
+        return None
+    names = (value,) if isinstance(value, str) else tuple(value)
+    if not names:
+        raise ConfigError(f"{arg} must name at least one request context, or be left out")
+    for n in names:
+        if not isinstance(n, str) or n not in REQUEST_CONTEXTS:
+            close = difflib.get_close_matches(str(n), list(REQUEST_CONTEXTS), n=3)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise ConfigError(
+                f"{arg}={n!r} is not a request context{hint}; valid: " + ", ".join(REQUEST_CONTEXTS)
             )
     return names
 
@@ -109,12 +142,14 @@ class RequestInfo:
     all_topics: bool = False  # Metadata for every topic
     groups: frozenset[str] = frozenset()
     transactional_id: str | None = None
+    contexts: frozenset[str] = frozenset()  # names of REQUEST_CONTEXTS the request has
 
 
 @dataclass(frozen=True, slots=True, repr=False)
 class Match:
     """Which requests a rule looks at. Every given field must match; strings take shell
-    wildcards (``"svc-*"``); ints may be lists (``partition=[0, 1]``)."""
+    wildcards (``"svc-*"``); ints may be lists (``partition=[0, 1]``). ``context``: names
+    of :data:`REQUEST_CONTEXTS` the request must all have (``context="fetch_session"``)."""
 
     api: tuple[str, ...] = ("*",)
     versions: tuple[int, int] | None = None
@@ -125,9 +160,11 @@ class Match:
     transactional_id: str | None = None
     client_id: str | None = None
     connection: int | None = None
+    context: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "api", check_api_names(self.api))
+        object.__setattr__(self, "context", check_contexts(self.context))
         if self.versions is not None:
             raw: Any = self.versions
             vs = (raw, raw) if isinstance(raw, int) else tuple(raw)
@@ -177,6 +214,8 @@ class Match:
         ):
             return False
         if self.group is not None and not any(_glob_match(g, self.group) for g in info.groups):
+            return False
+        if self.context is not None and not info.contexts.issuperset(self.context):
             return False
         return not (
             self.transactional_id is not None
@@ -233,4 +272,12 @@ class Trigger:
         return _nondefault_repr(self)
 
 
-__all__ = ["EVENTS", "Match", "RequestInfo", "Trigger", "check_api_names"]
+__all__ = [
+    "EVENTS",
+    "REQUEST_CONTEXTS",
+    "Match",
+    "RequestInfo",
+    "Trigger",
+    "check_api_names",
+    "check_contexts",
+]

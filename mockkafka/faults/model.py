@@ -39,6 +39,7 @@ from mockkafka.faults.actions.schema_id import SchemaId
 from mockkafka.faults.actions.skew_timestamps import SkewTimestamps
 from mockkafka.faults.actions.throttle import Throttle
 from mockkafka.faults.match import EVENTS as EVENTS
+from mockkafka.faults.match import REQUEST_CONTEXTS as REQUEST_CONTEXTS
 from mockkafka.faults.match import Match as Match
 from mockkafka.faults.match import RequestInfo as RequestInfo
 from mockkafka.faults.match import Trigger as Trigger
@@ -46,6 +47,7 @@ from mockkafka.faults.match import check_api_names as check_api_names
 
 __all__ = [
     "EVENTS",
+    "REQUEST_CONTEXTS",
     "Action",
     "Blackhole",
     "CorruptBatch",

@@ -1,12 +1,13 @@
 """Produce (key 0), versions 0-13.
 
-acks 0 (no response), 1 and -1 (all: checks ``min.insync.replicas`` against the ISR);
-every record format; offsets assigned per batch without decoding records; log-append time
-when the topic says so; ``max.message.bytes``; idempotent sequence checks and transactional
-writes (see ``cluster/produce.py``). As in Kafka, v3+ must carry exactly one v2 batch
-(INVALID_RECORD) and zstd needs v7+ (UNSUPPORTED_COMPRESSION_TYPE). A partition this
-broker does not lead answers NOT_LEADER_OR_FOLLOWER with the current leader (KIP-951,
-v10+). Topic ids from v13. Not implemented: ``timeout_ms`` (replication is instantaneous),
+acks 0 (no response), 1 and -1 (all: checks ``min.insync.replicas``, capped by the replica
+count as Kafka's effectiveMinIsr, against the ISR); every record format; offsets assigned per
+batch without decoding records; log-append time when the topic says so;
+``max.message.bytes``; idempotent sequence checks and transactional writes (see
+``cluster/produce.py``). As in Kafka, v3+ must carry exactly one v2 batch (INVALID_RECORD)
+and zstd needs v7+ (UNSUPPORTED_COMPRESSION_TYPE). A partition this broker does not lead
+answers NOT_LEADER_OR_FOLLOWER with the current leader (KIP-951, v10+). Topic ids from v13.
+Not implemented: ``timeout_ms`` (replication is instantaneous),
 ``message.timestamp.difference.max.ms`` checks, per-record errors (``record_errors``).
 """
 
@@ -70,7 +71,11 @@ def handle(ctx: RequestContext, request: Message) -> Result:
                 if p.leader >= 0:
                     leaders.add(p.leader)
                 continue
-            if acks == -1 and len(p.isr) < topic.config_int("min.insync.replicas"):
+            # Kafka's effectiveMinIsr: min.insync.replicas capped by the replica count, so a
+            # topic of replication factor 1 takes acks=-1 writes whatever min.insync.replicas
+            if acks == -1 and len(p.isr) < min(
+                topic.config_int("min.insync.replicas"), len(p.replicas)
+            ):
                 out["error_code"] = ErrorCode.NOT_ENOUGH_REPLICAS
                 continue
             bad = _format_error(ctx.version, pd.get("records"))

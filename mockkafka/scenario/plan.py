@@ -523,6 +523,7 @@ FAULT_MATCH_KEYS = (
     "client_id",
     "connection",
     "versions",
+    "context",
 )
 #: Keys of ``fault:`` that say on which matching requests it fires.
 FAULT_TRIGGER_KEYS = (

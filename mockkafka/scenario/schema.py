@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from mockkafka.faults.actions import SCENARIO_ACTIONS, Action
-from mockkafka.faults.model import EVENTS
+from mockkafka.faults.model import EVENTS, REQUEST_CONTEXTS
 from mockkafka.scenario import plan as m
 
 DURATION: dict[str, Any] = {
@@ -121,6 +121,7 @@ def _fault_schema() -> dict[str, Any]:
     }
     true: dict[str, Any] = {"const": True}
     event = {"type": "string", "enum": list(EVENTS)}
+    context = {"type": "string", "enum": list(REQUEST_CONTEXTS)}
     props: dict[str, Any] = {
         "name": STRING,
         "on": api,
@@ -134,6 +135,10 @@ def _fault_schema() -> dict[str, Any]:
         "versions": {
             "description": "a version or [lowest, highest]",
             "anyOf": [NAT, {"type": "array", "items": NAT, "minItems": 2, "maxItems": 2}],
+        },
+        "context": {
+            "description": "a request context or a list of them: what the request must carry",
+            "anyOf": [context, {"type": "array", "items": context, "minItems": 1}],
         },
         "once": true,
         "times": POS,

@@ -30,7 +30,10 @@ from mockkafka.faults.coverage import action_kind
 from mockkafka.faults.error_facts import (
     CLIENT_APIS,
     ERRORS_BY_API,
+    REQUEST_LEVEL_ERRORS,
     as_kafka_errors,
+    beyond_kafka,
+    kafka_match,
     possible_errors,
 )
 from mockkafka.scenario.model import (
@@ -257,10 +260,14 @@ def fault_plans(
     (default: the codes a real broker could answer a correct client's request there, with
     the state made consistent -- "as Kafka", see
     :func:`mockkafka.faults.error_facts.beyond_kafka`; a code beyond Kafka, such as
-    DUPLICATE_SEQUENCE_NUMBER for a batch never stored, ``OUT_OF_ORDER_SEQUENCE_NUMBER``,
-    an authorization failure without an authorizer, or :data:`STATIC_MEMBER_ERRORS`, is
-    drawn only when named here); ``verbs``: fault actions and cluster verbs allowed (default
-    :data:`DEFAULT_VERBS`; every name is in :data:`VERBS`). ``max_ms``: bound of delays,
+    DUPLICATE_SEQUENCE_NUMBER (Kafka 4 answers a duplicate batch NONE),
+    ``OUT_OF_ORDER_SEQUENCE_NUMBER``, an authorization failure without an authorizer, or
+    :data:`STATIC_MEMBER_ERRORS`, is drawn only when named here). An as-Kafka error step
+    matches only the versions that carry the code and the request context Kafka needs to
+    answer it (``context: fetch_session`` for FETCH_SESSION_ID_NOT_FOUND, ``acks_all`` for
+    NOT_ENOUGH_REPLICAS, ...: :func:`mockkafka.faults.error_facts.kafka_match`);
+    ``verbs``: fault actions and cluster verbs allowed (default :data:`DEFAULT_VERBS`; every
+    name is in :data:`VERBS`). ``max_ms``: bound of delays,
     throttles and step times; ``timed=False`` draws no start conditions (every step applies at once).
 
     Every fault fires a bounded number of times (once, ``times`` or ``nth`` up to 3), so a
@@ -515,7 +522,13 @@ def _fault(draw: st.DrawFn, space: _Space, kind: str) -> dict[str, Any]:
     if trigger != "once":
         fault[trigger] = draw(st.integers(2, 3))
     if kind == "error":
-        fault["error"] = draw(st.sampled_from(_error_choices(space, api)))
+        error = draw(st.sampled_from(_error_choices(space, api)))
+        if beyond_kafka(api, error) is None:
+            # only at the versions and in the request context Kafka could answer it
+            fault.update(kafka_match(api, error))
+        if (api, error) in REQUEST_LEVEL_ERRORS:
+            fault.pop("topic", None)  # Kafka answers it for the whole request
+        fault["error"] = error
         return fault
     # Required arguments always, optional ones the action lets fuzzing draw only when
     # they differ from their default (so a plan prints as the shortest YAML).

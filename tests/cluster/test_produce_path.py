@@ -113,6 +113,13 @@ def test_acks_all_needs_min_insync_replicas(state: ClusterState) -> None:
     assert produce(state, "strict", batch("a"), acks=1)["error_code"] == 0
 
 
+def test_min_insync_replicas_above_the_replica_count_refuses_no_write(state: ClusterState) -> None:
+    """Kafka's effectiveMinIsr caps min.insync.replicas by the replica count (checked
+    against Kafka 4.4 in tests/oracle/test_error_contexts.py)."""
+    state.create_topic("single", 1, 1, {"min.insync.replicas": "2"})
+    assert produce(state, "single", batch("a"), acks=-1)["error_code"] == 0
+
+
 def test_max_message_bytes_refuses_the_whole_batch(state: ClusterState) -> None:
     state.create_topic("small", 1, 1, {"max.message.bytes": "200"})
     r = produce(state, "small", batch("x" * 500))

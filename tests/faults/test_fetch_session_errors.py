@@ -14,33 +14,21 @@ import pytest
 
 import mockkafka
 from mockkafka.errors import ErrorCode
-from tests.robustness._wire import Raw
+from tests.robustness._wire import Raw, fetch_body
 
 NOT_LEADER = int(ErrorCode.NOT_LEADER_OR_FOLLOWER)
 
 
 def _fetch_body(session_id: int, epoch: int, partitions: list[int]) -> dict[str, Any]:
-    return {
-        "replica_id": -1,
-        "max_wait_ms": 0,
-        "min_bytes": 1,
-        "max_bytes": 1 << 20,
-        "isolation_level": 0,
-        "session_id": session_id,
-        "session_epoch": epoch,
-        "topics": [
-            {
-                "topic": "orders",
-                "partitions": [
-                    {"partition": p, "fetch_offset": 0, "partition_max_bytes": 1 << 20}
-                    for p in partitions
-                ],
-            }
-        ]
-        if partitions
-        else [],
-        "forgotten_topics_data": [],
-    }
+    return fetch_body(
+        max_wait_ms=0,
+        max_bytes=1 << 20,
+        partition_max_bytes=1 << 20,
+        topic="orders",
+        partitions=tuple(partitions),
+        session_id=session_id,
+        session_epoch=epoch,
+    )
 
 
 def _errors(resp: dict[str, Any]) -> dict[int, int]:

@@ -330,6 +330,16 @@ def test_coordinator_load_in_progress(h: Harness) -> None:
     assert isinstance(r, dict) and r["error_code"] == ErrorCode.MEMBER_ID_REQUIRED
 
 
+def test_a_heartbeat_to_a_loading_coordinator_is_answered_none_as_kafka_does(h: Harness) -> None:
+    from mockkafka.cluster.coordinators import GROUP as GROUP_KEY
+
+    a = stable_group_of_one(h)
+    h.state.coordinators.set_loading(GROUP_KEY, G, 1000)
+    assert heartbeat(h, a, 1) == ErrorCode.NONE  # never COORDINATOR_LOAD_IN_PROGRESS
+    s = sync(h, a, 1)  # SyncGroup (a write) does get it, as in Kafka's coordinator runtime
+    assert isinstance(s, dict) and s["error_code"] == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+
+
 def test_find_coordinator_batched_and_single(h: Harness) -> None:
     r = h.sync_call("FindCoordinator", 4, {"key_type": 0, "coordinator_keys": ["a", "b"]}, broker=1)
     assert [c["key"] for c in r["coordinators"]] == ["a", "b"]

@@ -110,7 +110,7 @@ def test_the_report_marks_each_combination_as_kafka_or_beyond_kafka() -> None:
     from mockkafka.faults.coverage import FaultCoverage
 
     cov = FaultCoverage()
-    cov.faults[("Produce", "error", "DUPLICATE_SEQUENCE_NUMBER")] = 1  # stored first: as Kafka
+    cov.faults[("Produce", "error", "NOT_ENOUGH_REPLICAS_AFTER_APPEND")] = 1  # stored first
     cov.faults[("Produce", "error", "OUT_OF_ORDER_SEQUENCE_NUMBER")] = 2  # a lie
     cov.faults[("Fetch", "corrupt_batch", "")] = 1
     report = build_report(cov)
@@ -119,13 +119,13 @@ def test_the_report_marks_each_combination_as_kafka_or_beyond_kafka() -> None:
     }
     assert kinds == {
         ("Fetch", "corrupt_batch"): "beyond Kafka",
-        ("Produce", "DUPLICATE_SEQUENCE_NUMBER"): "as Kafka",
+        ("Produce", "NOT_ENOUGH_REPLICAS_AFTER_APPEND"): "as Kafka",
         ("Produce", "OUT_OF_ORDER_SEQUENCE_NUMBER"): "beyond Kafka",
     }
     table = "\n".join(format_table(report))
     assert "1 as Kafka, 2 beyond Kafka" in table
     assert "error=OUT_OF_ORDER_SEQUENCE_NUMBER (beyond Kafka) x2" in table
-    assert "error=DUPLICATE_SEQUENCE_NUMBER x1" in table
+    assert "error=NOT_ENOUGH_REPLICAS_AFTER_APPEND x1" in table
 
 
 DECLINING = """

@@ -146,23 +146,35 @@ def fetch_body(
     partition_max_bytes: int = 100,
     topic: str = "t",
     partitions: tuple[int, ...] = (0,),
+    session_id: int = 0,
+    session_epoch: int = -1,
+    current_leader_epoch: int = -1,
 ) -> dict[str, Any]:
-    """A Fetch v4-v12 request body reading ``partitions`` of ``topic`` from offset 0."""
+    """A Fetch v4-v12 request body reading ``partitions`` of ``topic`` from offset 0; in
+    fetch session ``session_id`` at ``session_epoch`` (v7+; the defaults: no session)."""
     return {
         "replica_id": -1,
         "max_wait_ms": max_wait_ms,
         "min_bytes": 1,
         "max_bytes": max_bytes,
         "isolation_level": 0,
+        "session_id": session_id,
+        "session_epoch": session_epoch,
         "topics": [
             {
                 "topic": topic,
                 "partitions": [
-                    {"partition": p, "fetch_offset": 0, "partition_max_bytes": partition_max_bytes}
+                    {
+                        "partition": p,
+                        "current_leader_epoch": current_leader_epoch,
+                        "fetch_offset": 0,
+                        "partition_max_bytes": partition_max_bytes,
+                    }
                     for p in partitions
                 ],
             }
         ],
+        "forgotten_topics_data": [],
     }
 
 

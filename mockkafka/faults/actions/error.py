@@ -22,9 +22,9 @@ class Error(Action):
     others are processed normally); ``"auto"``: per partition when the rule names a topic or
     partition, else the whole request.
 
-    A code Kafka sends only after applying the request (``DUPLICATE_SEQUENCE_NUMBER``,
-    ``NOT_ENOUGH_REPLICAS_AFTER_APPEND``, ``REQUEST_TIMED_OUT`` on Produce, ...) is answered
-    after the handler applied it, so the state is as the answer says."""
+    A code that says the request was applied (``NOT_ENOUGH_REPLICAS_AFTER_APPEND``,
+    ``REQUEST_TIMED_OUT`` on Produce, as Kafka sends them; ``DUPLICATE_SEQUENCE_NUMBER``) is
+    answered after the handler applied it, so the state is as the answer says."""
 
     NAME: ClassVar[str] = "error"
     PHASE: ClassVar[str] = INSTEAD
