@@ -86,11 +86,12 @@ def main(argv: list[str] | None = None) -> int:
             except subprocess.TimeoutExpired:
                 tail = f"stopped at the {args.per_run_timeout:.0f} s bound"
                 failed[f"(run {run} as a whole)"].append((seed, tail))
-            for test, why in failures(junit).items():
-                failed[test].append((seed, why))
             line = f"run {run}/{args.runs} seed {seed}: {tail} ({time.monotonic() - t0:.0f} s)"
             outcomes.append(line)
             print(line, flush=True)
+            for test, why in failures(junit).items():
+                failed[test].append((seed, why))
+                print(f"  failed: {test}: {why}", flush=True)
     print(f"\n{args.runs} runs of {' '.join(paths)} in {time.monotonic() - started:.0f} s")
     if not failed:
         print("no test failed in any run")
