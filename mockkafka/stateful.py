@@ -218,6 +218,8 @@ def check_no_shared_partitions(
 #: How long close_consumers() lets a consumer's close() take (a LeaveGroup queued behind a
 #: parked JoinGroup on the coordinator connection takes librdkafka's 5 s request timeout).
 CLOSE_TIMEOUT_S = 20.0
+#: How long close_consumers() waits for a revocation the group defers (see _drain_rebalances).
+SETTLE_S = 1.0
 
 
 def close_consumers(*consumers: Any, timeout: float = CLOSE_TIMEOUT_S) -> None:
@@ -260,23 +262,31 @@ def close_consumers(*consumers: Any, timeout: float = CLOSE_TIMEOUT_S) -> None:
 
 
 def _drain_rebalances(consumer: Any, deadline: float) -> None:
-    """Unsubscribe ``consumer`` and poll it until no rebalance is pending: it owns no
-    partition and two polls in a row find its queue empty (an assignment served late is
-    followed by its revocation, queued a moment later)."""
+    """Unsubscribe ``consumer`` and poll it until its queue holds no rebalance: two polls
+    in a row find the queue empty and it owns no partition (an assignment served late is
+    followed by its revocation, queued a moment later). A group that defers the revocation
+    (its coordinator moving) gets ``SETTLE_S`` of quiet; close() then revokes internally."""
     from confluent_kafka import KafkaException
 
     try:
         consumer.unsubscribe()
     except (KafkaException, RuntimeError):  # closed already, or a fatal error: nothing to do
         return
-    quiet = 0
-    while quiet < 2 and time.monotonic() < deadline:
+    quiet_since: float | None = None
+    owned_before: Any = None
+    while time.monotonic() < deadline:
         try:
             msg = consumer.poll(0.05)
             owned = consumer.assignment()
         except (KafkaException, RuntimeError):
             return
-        quiet = quiet + 1 if msg is None and not owned else 0
+        now = time.monotonic()
+        if msg is not None or owned != owned_before:
+            quiet_since, owned_before = None, owned
+        elif quiet_since is None:
+            quiet_since = now
+        elif not owned or now - quiet_since >= SETTLE_S:
+            return
 
 
 class ClusterStateMachine(RuleBasedStateMachine):
