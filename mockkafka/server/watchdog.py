@@ -89,8 +89,10 @@ def in_flight(connections: Mapping[int, Connection], now: float | None = None) -
 
 
 def hang_report(server: ClusterServer, loop_thread: threading.Thread | None) -> str:
-    """What the cluster is doing: :func:`in_flight`, and where its loop thread is."""
-    lines = in_flight(server.connections) or ["no request in flight"]
+    """What the cluster is doing: :func:`in_flight`, and where its loop thread is (a
+    proxy's server keeps no connection table: only where its loop is)."""
+    connections: Mapping[int, Connection] = getattr(server, "connections", None) or {}
+    lines = in_flight(connections) or ["no request in flight"]
     if loop_thread is not None and loop_thread.ident is not None:
         frame = sys._current_frames().get(loop_thread.ident)
         if frame is not None:

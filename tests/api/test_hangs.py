@@ -149,3 +149,12 @@ def test_the_suite_ends_a_test_stuck_in_c_holding_the_gil(tmp_path: Path) -> Non
     assert proc.returncode != 0
     assert "Timeout (0:00:03)!" in out, out
     assert "in test_stuck_in_c_with_the_gil_held" in out, out
+
+
+def test_hang_report_of_a_proxy_says_where_its_loop_is() -> None:
+    """The proxy's runner is the same ThreadedRunner; its server keeps no connection table."""
+    from mockkafka.server.watchdog import hang_report
+
+    report = hang_report(object(), threading.current_thread())  # type: ignore[arg-type]
+    assert report.startswith("no request in flight\nthe cluster's loop thread (MainThread) is at:")
+    assert "in test_hang_report_of_a_proxy_says_where_its_loop_is" in report
