@@ -229,11 +229,12 @@ def close_consumers(*consumers: Any, timeout: float = CLOSE_TIMEOUT_S) -> None:
     Why: confluent-kafka serves a closing consumer's rebalance callback inside ``close()``,
     and the callback (yours, or its fallback when yours does not assign) calls librdkafka's
     ``rd_kafka_assign()`` *holding the GIL*, waiting for the consumer's group to answer.
-    A group that finishes terminating in the meantime drops that request without an answer
-    (librdkafka 2.10 and later), so the call waits forever -- with the GIL held: every
-    Python thread stops, the in-process cluster, pytest-timeout's timer thread and any
-    ``join(timeout)`` with it. A suite that closes consumers in a group that was rebalancing
-    hangs, rarely and for good.
+    A group that finishes terminating in the meantime drops that request unanswered
+    (librdkafka 2.10 and later destroy every op that reaches a terminated group), so the
+    call waits forever -- with the GIL held: every Python thread stops, the in-process
+    cluster, pytest-timeout's timer thread and any ``join(timeout)`` with it. A suite that
+    closes consumers whose rebalance was still queued (never polled since) hangs, rarely
+    and for good.
 
     So each consumer is first unsubscribed and polled on the calling thread until every
     rebalance callback is served and it owns no partition -- its group is alive then, and
