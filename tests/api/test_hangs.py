@@ -132,22 +132,22 @@ def test_stuck_in_c_with_the_gil_held():
 
 def test_the_suite_ends_a_test_stuck_in_c_holding_the_gil(tmp_path: Path) -> None:
     """pytest-timeout's thread method needs the GIL to fire, so a C call holding it hung
-    the suite for 25 minutes; the suite's faulthandler settings (no GIL needed) dump the
-    stacks and end the process."""
+    the suite for 25 minutes; tests/conftest.py arms faulthandler (no GIL needed) past each
+    test's timeout: it dumps the stacks and ends the process."""
     (tmp_path / "test_gil.py").write_text(textwrap.dedent(GIL_HOLDING_TEST))
     t0 = time.monotonic()
     proc = subprocess.run(
         [
-            sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-c",
-            str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path),
-            "-o", "timeout=1", "-o", "faulthandler_timeout=3", str(tmp_path / "test_gil.py"),
+            sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "tests.conftest",
+            "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path), "-o", "timeout=1",
+            str(tmp_path / "test_gil.py"),
         ],
-        capture_output=True, text=True, timeout=50, cwd=tmp_path,
+        capture_output=True, text=True, timeout=50, cwd=ROOT,
     )  # fmt: skip
     assert time.monotonic() - t0 < 40
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    assert "Timeout (0:00:03)!" in out, out
+    assert "Timeout (0:00:06.250000)!" in out, out  # hang_exit_after(1): 1 + 5 + 1/4 s
     assert "in test_stuck_in_c_with_the_gil_held" in out, out
 
 
