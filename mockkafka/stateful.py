@@ -12,6 +12,9 @@ one step of a fault plan (a fault rule or a cluster verb, from
 that run the client under test and invariants that must hold after every step; hypothesis
 interleaves them, and shrinks a failure to the fewest steps that still break an invariant.
 
+Consumers of a group are closed with :func:`close_consumers` (see there why not with a bare
+``close()``).
+
 Ready-made checks: :class:`Ledger` (acknowledged vs consumed messages: exactly once, at least
 once) and :class:`ClusterWatch` (offsets and high watermarks monotonic, high watermark <=
 log end, committed offsets within the log, leader epochs and group generations never go
@@ -24,6 +27,8 @@ on a failure its ``to_yaml()`` is printed, ready to save under ``scenarios/``.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
@@ -42,6 +47,7 @@ __all__ = [
     "ClusterWatch",
     "Ledger",
     "check_no_shared_partitions",
+    "close_consumers",
     "fault_steps",
     "register_profiles",
 ]
@@ -209,6 +215,81 @@ def check_no_shared_partitions(
                 )
 
 
+#: How long close_consumers() lets a consumer's close() take (a LeaveGroup queued behind a
+#: parked JoinGroup on the coordinator connection takes librdkafka's 5 s request timeout).
+CLOSE_TIMEOUT_S = 20.0
+#: How long close_consumers() waits for a revocation the group defers (see _drain_rebalances).
+SETTLE_S = 1.0
+
+
+def close_consumers(*consumers: Any, timeout: float = CLOSE_TIMEOUT_S) -> None:
+    """Close confluent-kafka consumers of a group, from the thread that polled them, so
+    that no rebalance callback runs inside ``close()``.
+
+    Why: confluent-kafka serves a closing consumer's rebalance callback inside ``close()``,
+    and the callback (yours, or its fallback when yours does not assign) calls librdkafka's
+    ``rd_kafka_assign()`` *holding the GIL*, waiting for the consumer's group to answer.
+    A group that finishes terminating in the meantime drops that request unanswered
+    (librdkafka 2.10 and later destroy every op that reaches a terminated group), so the
+    call waits forever -- with the GIL held: every Python thread stops, the in-process
+    cluster, pytest-timeout's timer thread and any ``join(timeout)`` with it. A suite that
+    closes consumers whose rebalance was still queued (never polled since) hangs, rarely
+    and for good.
+
+    So each consumer is first unsubscribed and polled on the calling thread until every
+    rebalance callback is served and it owns no partition -- its group is alive then, and
+    answers at once -- and only then closed, with nothing left for ``close()`` to deliver.
+    Records polled meanwhile are dropped uncommitted (the group hands them out again), as
+    ``close()`` would drop them. The closes run on a helper thread joined for ``timeout``
+    seconds in all; AssertionError names the consumers whose ``close()`` did not return.
+    """
+    deadline = time.monotonic() + timeout
+    for consumer in consumers:
+        _drain_rebalances(consumer, deadline)
+    stuck: list[str] = []
+
+    def close_all() -> None:
+        for i, consumer in enumerate(consumers):
+            stuck.append(f"consumer {i} ({consumer!r})")
+            consumer.close()
+            stuck.pop()
+
+    closer = threading.Thread(target=close_all, name="mockkafka-close-consumers", daemon=True)
+    closer.start()
+    closer.join(max(deadline - time.monotonic(), 1.0))
+    assert not closer.is_alive(), (
+        f"{stuck[-1] if stuck else 'a consumer'}: close() did not return in {timeout:g} s"
+    )
+
+
+def _drain_rebalances(consumer: Any, deadline: float) -> None:
+    """Unsubscribe ``consumer`` and poll it until its queue holds no rebalance: two polls
+    in a row find the queue empty and it owns no partition (an assignment served late is
+    followed by its revocation, queued a moment later). A group that defers the revocation
+    (its coordinator moving) gets ``SETTLE_S`` of quiet; close() then revokes internally."""
+    from confluent_kafka import KafkaException
+
+    try:
+        consumer.unsubscribe()
+    except (KafkaException, RuntimeError):  # closed already, or a fatal error: nothing to do
+        return
+    quiet_since: float | None = None
+    owned_before: Any = None
+    while time.monotonic() < deadline:
+        try:
+            msg = consumer.poll(0.05)
+            owned = consumer.assignment()
+        except (KafkaException, RuntimeError):
+            return
+        now = time.monotonic()
+        if msg is not None or owned != owned_before:
+            quiet_since, owned_before = None, owned
+        elif quiet_since is None:
+            quiet_since = now
+        elif not owned or now - quiet_since >= SETTLE_S:
+            return
+
+
 class ClusterStateMachine(RuleBasedStateMachine):
     """Base class for fuzzing a client against a cluster under a drawn fault plan.
 
@@ -234,7 +315,8 @@ class ClusterStateMachine(RuleBasedStateMachine):
     ``watch_cluster`` (run :class:`ClusterWatch` after every step; default True).
     Per example: ``self.cluster`` (started, topics created), ``self.ledger``
     (:class:`Ledger`), ``self.watch`` and ``self.plan`` (the steps applied so far).
-    Override :meth:`teardown` to close clients, calling ``super().teardown()`` last.
+    Override :meth:`teardown` to close clients, calling ``super().teardown()`` last;
+    close consumers of a group with :func:`close_consumers`.
     """
 
     brokers: ClassVar[int] = 1

@@ -228,14 +228,20 @@ def _start(request: pytest.FixtureRequest, opts: ClusterOptions, label: str) -> 
 
 
 def _stop(request: pytest.FixtureRequest, clusters: list[Cluster]) -> None:
-    """Check the rules, stop clusters (newest first), then raise broker errors no report has
-    shown yet."""
+    """Stop clusters (newest first), check the rules, then raise broker errors no report
+    has shown yet. Stopping comes first, as ``with Cluster()`` does it: a rule check goes
+    through the cluster's loop, and a stuck loop would hold it; a stop is bounded and
+    raises naming the stuck request (after the other clusters stopped)."""
     __tracebackhide__ = True
-    try:
-        check_rules(request)
-    finally:
-        for cluster in reversed(clusters):
+    stuck: list[Exception] = []
+    for cluster in reversed(clusters):
+        try:
             cluster.stop()
+        except Exception as exc:  # a loop that did not stop: stop the others first
+            stuck.append(exc)
+    if stuck:
+        raise stuck[0]
+    check_rules(request)
     tests = request.node.stash.get(TESTS_KEY, None)
     errors = tests.take_broker_errors() if tests is not None else []
     if errors:

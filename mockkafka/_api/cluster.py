@@ -297,7 +297,10 @@ class Cluster(_ClusterBase, WithBlock, BlockingWaits):
         return self
 
     def stop(self) -> None:
-        """Close every listener, connection and the thread (idempotent)."""
+        """Close every listener, connection and the thread (idempotent). Never waits
+        more than 10 s for the cluster's thread: a loop that does not end by then (a custom
+        fault handler that blocks it) raises MockKafkaError naming the requests in flight
+        (connection, client id, API, for how long) and where the loop is."""
         self._runner.stop()
 
     def _after_block(self) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import trio
 
-from mockkafka.protocol.framing import ServerConnection
+from mockkafka.protocol.framing import RequestHeader, ServerConnection
 
 RECEIVE_SIZE = 256 * 1024
 
@@ -44,3 +44,9 @@ class Connection:
     idle_since: float | None = None
     # Cancelled to close the connection (idle past connections.max.idle.ms).
     scope: trio.CancelScope | None = None
+    # What a hang report names (server/watchdog.py): the header of the request being
+    # handled and since when (time.monotonic(): read from other threads), and since when
+    # answers wait for the client to read them.
+    in_flight: RequestHeader | None = None
+    in_flight_since: float = 0.0
+    send_blocked_since: float | None = None

@@ -6,6 +6,11 @@ future: unlike ``trio.from_thread`` it also works from a thread that runs its ow
 asyncio loop, so a verb may be called from any test); a call from the loop's own thread (a
 custom fault handler, a callback) runs in place. Before :meth:`start` and after :meth:`stop`
 nothing else touches the state, so calls run in place too.
+
+No wait here is unbounded without a word: :meth:`ThreadedRunner.stop` joins the thread for
+``STOP_TIMEOUT_S`` and then raises naming what is in flight; a control call waits as long
+as the loop takes, and with ``MOCKKAFKA_WATCHDOG=SECONDS`` reports a longer wait
+(``server/watchdog.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import suppress
 from typing import TypeVar
 
@@ -20,10 +26,13 @@ import trio
 
 from mockkafka.errors import ListenError, MockKafkaError, leaf_exception
 from mockkafka.server.runtime import ClusterServer
+from mockkafka.server.watchdog import hang_report, report_slow_call, watchdog_seconds
 
 T = TypeVar("T")
 
 START_TIMEOUT_S = 30.0
+#: How long stop() waits for the loop thread before it raises with a hang report.
+STOP_TIMEOUT_S = 10.0
 
 
 def _settle(future: Future[T], fn: Callable[[], T]) -> None:
@@ -33,26 +42,46 @@ def _settle(future: Future[T], fn: Callable[[], T]) -> None:
         future.set_exception(exc)
 
 
-def _block_on(token: trio.lowlevel.TrioToken, schedule: Callable[[], None], future: Future[T]) -> T:
+def _block_on(
+    token: trio.lowlevel.TrioToken,
+    schedule: Callable[[], None],
+    future: Future[T],
+    report: Callable[[], str] | None,
+) -> T:
     try:
         token.run_sync_soon(schedule)
     except trio.RunFinishedError:
         raise MockKafkaError("the cluster has stopped") from None
+    seconds = watchdog_seconds()
+    if seconds is None:
+        return future.result()
+    try:
+        return future.result(timeout=seconds)
+    except FutureTimeout:
+        what = "a control call from thread " + repr(threading.current_thread().name)
+        report_slow_call(what, seconds, report() if report is not None else "")
     return future.result()
 
 
-def call_on_loop(token: trio.lowlevel.TrioToken, fn: Callable[[], T]) -> T:
+def call_on_loop(
+    token: trio.lowlevel.TrioToken, fn: Callable[[], T], report: Callable[[], str] | None = None
+) -> T:
     """Run ``fn()`` on the trio loop of ``token`` and block this (other) thread for the
-    result. Unlike ``trio.from_thread`` it works from a thread running its own event loop."""
+    result. Unlike ``trio.from_thread`` it works from a thread running its own event loop.
+    With ``MOCKKAFKA_WATCHDOG`` set, a wait longer than that writes ``report()`` and every
+    thread's stack to stderr (server/watchdog.py)."""
     future: Future[T] = Future()
-    return _block_on(token, lambda: _settle(future, fn), future)
+    return _block_on(token, lambda: _settle(future, fn), future, report)
 
 
 def call_async_on_loop(
-    token: trio.lowlevel.TrioToken, nursery: trio.Nursery, afn: Callable[[], Awaitable[T]]
+    token: trio.lowlevel.TrioToken,
+    nursery: trio.Nursery,
+    afn: Callable[[], Awaitable[T]],
+    report: Callable[[], str] | None = None,
 ) -> T:
     """Run the coroutine function ``afn`` as a task of ``nursery`` (on the loop of ``token``)
-    and block this (other) thread for its result."""
+    and block this (other) thread for its result (watchdog: as :func:`call_on_loop`)."""
     future: Future[T] = Future()
 
     async def run() -> None:
@@ -61,7 +90,7 @@ def call_async_on_loop(
         except BaseException as exc:
             future.set_exception(exc)
 
-    return _block_on(token, lambda: nursery.start_soon(run), future)
+    return _block_on(token, lambda: nursery.start_soon(run), future, report)
 
 
 class ThreadedRunner:
@@ -116,16 +145,31 @@ class ThreadedRunner:
             await self._stop.wait()
             nursery.cancel_scope.cancel()
 
-    def stop(self) -> None:
-        """Close every listener, connection and the thread (idempotent)."""
-        if self._thread is None:
+    def stop(self, timeout: float | None = None) -> None:
+        """Close every listener, connection and the thread (idempotent).
+
+        Waits at most ``timeout`` seconds (default ``STOP_TIMEOUT_S``) for the loop
+        thread: the stop is handed to the loop without waiting for the loop to take it,
+        and the thread is joined with a bound. A loop that has not ended by then (a custom
+        fault handler that blocks it) raises MockKafkaError naming the requests in flight
+        and where the loop thread is; the thread is left behind (a daemon)."""
+        thread = self._thread
+        if thread is None:
             return
-        if self._token is not None and self._stop is not None and self._thread.is_alive():
+        if timeout is None:
+            timeout = STOP_TIMEOUT_S
+        token, stop = self._token, self._stop
+        if token is not None and stop is not None and thread.is_alive():
             with suppress(trio.RunFinishedError):
-                trio.from_thread.run_sync(self._stop.set, trio_token=self._token)
-        self._thread.join(10)
+                token.run_sync_soon(stop.set)
+        thread.join(timeout)
         self._thread = None
         self._token = None
+        if thread.is_alive():
+            raise MockKafkaError(
+                f"the cluster's loop thread did not stop within {timeout:g} s:\n"
+                + hang_report(self.server, thread)
+            )
 
     def on_loop_thread(self) -> bool:
         """Is the caller the loop's own thread?"""
@@ -135,7 +179,10 @@ class ThreadedRunner:
         """Run ``fn()`` on the loop and return its result (in place when not running)."""
         if self._token is None or self._thread is None or self.on_loop_thread():
             return fn()
-        return call_on_loop(self._token, fn)
+        return call_on_loop(self._token, fn, self._report)
+
+    def _report(self) -> str:
+        return hang_report(self.server, self._thread)
 
     def call_async(self, fn: Callable[[], Awaitable[T]]) -> T:
         """Run the coroutine function ``fn`` on the loop (from another thread)."""
@@ -146,4 +193,4 @@ class ThreadedRunner:
                 "this verb waits for the network and cannot run on the cluster's own loop "
                 "thread; call it from the test thread"
             )
-        return call_async_on_loop(self._token, self._nursery, fn)
+        return call_async_on_loop(self._token, self._nursery, fn, self._report)

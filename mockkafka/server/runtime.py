@@ -33,6 +33,7 @@ import logging
 import math
 import os
 import socket
+import time
 import traceback
 from collections.abc import Hashable
 from typing import Any
@@ -370,6 +371,8 @@ class ClusterServer:
                             big = big or req.size >= BIG_FRAME
                             conn.requests += 1
                             last_api = req.header.api_key
+                            conn.in_flight = req.header
+                            conn.in_flight_since = time.monotonic()
                             try:
                                 out = await self.dispatch(conn, req)
                             except CloseConnection as close:
@@ -378,6 +381,7 @@ class ClusterServer:
                                     await stream.send_all(close.pending)
                                 log.debug("closing connection %d: %s", cid, close)
                                 return
+                            conn.in_flight = None
                             if conn.state.pop(UNFRAMED, False):  # SaslHandshake v0 answered
                                 codec.unframed_sasl = True
                             if conn.state.get(SASL_FAILED):  # answered, then closed (Kafka)
@@ -469,9 +473,11 @@ class ClusterServer:
         # TLS: no progress to watch; the wait for the whole answer counts as idle.
         busy = conn.idle_since
         conn.idle_since = trio.current_time()
+        conn.send_blocked_since = time.monotonic()
         try:
             await conn.stream.send_all(data)
         finally:
+            conn.send_blocked_since = None
             conn.idle_since = busy if busy is None else trio.current_time()
 
     async def _send_blocked(self, conn: Connection, data: bytes) -> None:
@@ -483,6 +489,7 @@ class ClusterServer:
         bytes starts the idle time again."""
         busy = conn.idle_since
         view = memoryview(data)
+        conn.send_blocked_since = time.monotonic()
         try:
             while view:
                 conn.idle_since = trio.current_time()
@@ -496,6 +503,7 @@ class ClusterServer:
                 view = view[n:]
         finally:
             view.release()
+            conn.send_blocked_since = None
             conn.idle_since = busy if busy is None else trio.current_time()
 
     # -- dispatch (the stages are in server/dispatch.py) ------------------------------------

@@ -122,3 +122,62 @@ def test_trio_fixture_runs_on_the_test_loop(pytester: pytest.Pytester) -> None:
 
 # asyncio (aiokafka) with the sync fixture: tests/examples/test_readme_examples.py runs it in
 # a plain session (inside pytester's in-process runs aiokafka's sender task gets cancelled).
+
+
+def test_a_cluster_whose_loop_is_stuck_fails_teardown_naming_the_request_and_the_others_stop(
+    pytester: pytest.Pytester,
+) -> None:
+    """Regression (a run that never ended): teardown waited for a stuck loop unbounded (the
+    rule check went through it), and a cluster that did not stop left the others running."""
+    pytester.makepyfile(
+        """
+        import socket
+        import threading
+
+        import pytest
+
+        import mockkafka.server.runner as runner
+        from mockkafka.protocol.framing import ClientConnection
+
+        runner.STOP_TIMEOUT_S = 0.5
+        started, release = threading.Event(), threading.Event()
+        kept = []
+
+        def stuck_handler(request, ctx):
+            started.set()
+            release.wait(30)  # blocks the loop of cluster b
+
+        @pytest.fixture
+        def stuck_after_the_test(kafka_cluster_factory):
+            a = kafka_cluster_factory()
+            b = kafka_cluster_factory()  # newest: stopped first
+            b.faults.on("Metadata").handler(stuck_handler)
+            yield
+            # torn down before the clusters: a client's request meets the blocking handler
+            broker = b.brokers[0]
+            sock = socket.create_connection((broker.host, broker.port), timeout=5)
+            kept.extend([a, sock])
+            request = ClientConnection(client_id="stuck-client").send_request(
+                "Metadata", 1, {"topics": []}
+            )
+            sock.sendall(request)
+            assert started.wait(10)
+
+        def test_stuck(stuck_after_the_test):
+            pass
+
+        def test_the_other_cluster_was_stopped():
+            release.set()
+            a, sock = kept
+            sock.close()
+            assert not a._runner.running
+        """
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*the cluster's loop thread did not stop within 0.5 s*",
+            "*(client id 'stuck-client'): Metadata v1 (correlation id 0) in flight for*",
+        ]
+    )

@@ -18,6 +18,7 @@ from mockkafka.stateful import (
     ClusterWatch,
     Ledger,
     check_no_shared_partitions,
+    close_consumers,
 )
 
 pytestmark = pytest.mark.interop
@@ -134,6 +135,48 @@ def test_cluster_watch_checks_committed_offsets_are_in_range() -> None:
             watch.check()
 
 
+def _recording_consumer(cluster: Any, group: str, calls: list[tuple[str, str]]) -> Any:
+    from confluent_kafka import Consumer
+
+    def record(what: str) -> Any:
+        return lambda consumer, partitions: calls.append((what, threading.current_thread().name))
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "group.id": group,
+            "heartbeat.interval.ms": 100,
+            "log_level": 0,
+        }
+    )
+    consumer.subscribe(["orders"], on_assign=record("assign"), on_revoke=record("revoke"))
+    return consumer
+
+
+def test_close_consumers_serves_every_rebalance_before_close() -> None:
+    """Regression (a run that never ended): a bare close() ran the consumer's revocation
+    inside close(), where confluent-kafka calls rd_kafka_assign holding the GIL and a group
+    that terminates meanwhile never answers; the stateful suite froze for 25 minutes.
+    close_consumers serves every rebalance callback on the caller's thread first."""
+    import mockkafka
+
+    calls: list[tuple[str, str]] = []
+    with mockkafka.Cluster(topics={"orders": 2}) as cluster:
+        owner = _recording_consumer(cluster, "polled", calls)
+        for _ in range(100):  # owns its partitions: its revocation is pending at close
+            owner.poll(0.1)
+            if owner.assignment():
+                break
+        assert owner.assignment(), "the consumer never got its partitions"
+        # never polled: its assignment waits in its queue, undelivered, at close
+        idle = _recording_consumer(cluster, "never-polled", calls)
+        cluster.wait_for_group("never-polled", members=1)
+        close_consumers(owner, idle)
+        closer = "mockkafka-close-consumers"
+        assert ("revoke", threading.current_thread().name) in calls, calls
+        assert all(thread != closer for _, thread in calls), calls
+
+
 class ConsumerGroupMachine(ClusterStateMachine):
     """Two real consumers in one group under drawn rebalances, coordinator moves and group
     errors: the cluster invariants hold (no partition owned twice in a stable group,
@@ -182,15 +225,14 @@ class ConsumerGroupMachine(ClusterStateMachine):
                 consumer.commit(asynchronous=False)
 
     def teardown(self) -> None:
-        # Close with no fault in the way (a consumer leaving answers its own LeaveGroup),
-        # and bounded: librdkafka's close can spin forever in C, where no pytest timeout
-        # reaches it.
+        # With no fault in the way (a consumer leaving answers its own LeaveGroup); never a
+        # bare close(), which may run a rebalance callback that freezes the interpreter
+        # (see close_consumers).
         self.cluster.faults.clear()
-        closer = threading.Thread(target=lambda: [c.close() for c in self.consumers], daemon=True)
-        closer.start()
-        closer.join(20)
-        super().teardown()
-        assert not closer.is_alive(), "confluent-kafka Consumer.close() did not return in 20 s"
+        try:
+            close_consumers(*self.consumers)
+        finally:
+            super().teardown()
 
 
 TestConsumerGroup = ConsumerGroupMachine.TestCase
