@@ -138,6 +138,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{n}/{len(runs)}] {mark} {o.item} {o.seconds:.1f} s {o.detail}", flush=True)
             if not o.ok and args.verbose:
                 print(o.output[-4000:], flush=True)
+    if not args.verbose:  # the output of each failed run, so a rare failure can be read
+        for got in results.values():
+            for o in got:
+                if not o.ok:
+                    print(f"\n--- {o.item}: {o.detail}\n{o.output[-3000:]}", flush=True)
     failed = 0
     print(
         "\n| item | client | holds | slowest s | first failure |\n| --- | --- | ---: | ---: | --- |"
