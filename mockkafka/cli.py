@@ -456,12 +456,15 @@ async def serve(
 ) -> int:
     """Run the cluster and its control endpoint until SIGINT/SIGTERM or ``POST /stop`` (flags
     already checked); play ``scenario`` if given and say on stderr how it ended. With
-    ``prebound`` (see :func:`prebind`) the lines were printed already and the listeners
-    are those sockets."""
+    ``prebound`` (see :func:`prebind`) the listeners are those sockets. The lines are
+    printed once the cluster answers and the first requests a test makes are prepared
+    (``handlers.base.prepare``): a client that connects right after them is answered at
+    once."""
     import trio
 
     from mockkafka._api.cluster import open_cluster
     from mockkafka.control import ControlServer
+    from mockkafka.handlers.base import prepare
 
     stream = out if out is not None else sys.stdout
     writer = TrafficWriter(jsonl, log) if (jsonl is not None or log is not None) else None
@@ -473,6 +476,9 @@ async def serve(
         if writer is not None:
             cluster.traffic.on_completed.append(writer)
         _create_topics(cluster, args.topic)
+        # The line printed below means ready: the first requests a test makes are answered
+        # without importing or compiling anything first (issue 33).
+        prepare(cluster.state)
         # Everything loaded so far (modules, codecs, the cluster) lives as long as the
         # process: out of the collector's way, a full collection scans only what requests
         # made since (it was 50-100 ms a pass under a pipeline, every few seconds).
@@ -489,15 +495,14 @@ async def serve(
             if scenario is not None:
                 await control.start_scenario(scenario)
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                if prebound is None:  # else prebind() printed them before the import
-                    _print_ready(
-                        cluster.bootstrap_servers,
-                        control_port,
-                        stream,
-                        cluster,
-                        host=args.control_host,
-                        token=control.token if control.generated_token else None,
-                    )
+                _print_ready(
+                    cluster.bootstrap_servers,
+                    control_port,
+                    stream,
+                    cluster,
+                    host=args.control_host,
+                    token=control.token if control.generated_token else None,
+                )
 
                 async def on_signal() -> None:
                     async for _sig in signals:
@@ -546,12 +551,13 @@ def _print_ready(
                     print(f"{k}={v}", file=stream, flush=True)
 
 
-def prebind(args: argparse.Namespace, scenario: Scenario | None, stream: TextIO) -> Prebound | None:
-    """Bind the listeners and print the lines before the broker is imported
-    (``server/prebind.py``), when nothing that runs before the lines could fail or add to
-    them: no scenario to start, PLAINTEXT (no TLS files or SASL settings to print), and
-    ``--topic`` names and sizes that CreateTopics takes. Else None: serve() binds and
-    prints once the cluster runs. Raises OSError (a port in use) as the broker would."""
+def prebind(args: argparse.Namespace, scenario: Scenario | None) -> Prebound | None:
+    """Bind the listeners before the broker is imported (``server/prebind.py``): a port in
+    use is reported at once, and a client given fixed ports is accepted while the broker
+    loads. Only where the broker takes such sockets as they are: no scenario, PLAINTEXT, the
+    control endpoint on loopback and ``--topic`` names and sizes that CreateTopics takes.
+    Else None: serve() binds. Raises OSError (a port in use) as the broker would. The
+    lines are printed by serve(), once the broker answers (issue 33)."""
     from mockkafka._api.options import check_endpoint, make_config
     from mockkafka.cluster.limits import LIMIT_DEFAULTS
     from mockkafka.cluster.topic_names import topic_name_problem
@@ -586,7 +592,6 @@ def prebind(args: argparse.Namespace, scenario: Scenario | None, stream: TextIO)
         ) from None
     bound = Prebound(brokers, control, EarlyStop())
     bound.early_stop.install()  # from here on a signal means "stop once running", exit 0
-    _print_ready(bound.bootstrap_servers(host), int(control.getsockname()[1]), stream)
     return bound
 
 
@@ -833,7 +838,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     prebound: Prebound | None = None
     try:
-        prebound = prebind(args, scenario, sys.stdout)
+        prebound = prebind(args, scenario)
     except OSError as exc:
         if jsonl is not None:
             jsonl.close()
