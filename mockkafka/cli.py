@@ -174,11 +174,43 @@ def _version() -> str:
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but a bad flag is one line (``mockkafka serve: ...``) and status 2, and no
-    flag is taken as an abbreviation of another (``--broker 3`` is not ``--brokers 3``)."""
+    flag is taken as an abbreviation of another (``--broker 3`` is not ``--brokers 3``): an
+    unknown flag is named by the command it was given to, with the closest flags it has."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: None = None
+    ) -> argparse.Namespace:
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            parser = self._subcommand_parser(parsed)
+            parser.error(f"unrecognized arguments: {' '.join(extra)}{parser._close_flags(extra)}")
+        return parsed
+
+    def _subcommand_parser(self, parsed: argparse.Namespace) -> _Parser:
+        """The parser of the subcommand ``parsed`` ran (this one if none)."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(getattr(parsed, action.dest, None) or "")
+                if isinstance(chosen, _Parser):
+                    return chosen._subcommand_parser(parsed)
+        return self
+
+    def _close_flags(self, extra: list[str]) -> str:
+        """``"; did you mean --brokers?"`` for the first unknown flag close to one of ours."""
+        from mockkafka.cluster.configs import did_you_mean
+
+        # Compared without the dashes, which every flag shares.
+        names = [f[2:] for f in self._option_string_actions if f.startswith("--")]
+        for token in extra:
+            if token.startswith("--"):
+                hint = did_you_mean(token.split("=", 1)[0][2:], names)
+                if hint:  # the helper's wording, the names given back their dashes
+                    return hint.replace("mean ", "mean --").replace(", ", ", --")
+        return ""
 
     def error(self, message: str) -> typing.NoReturn:
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
