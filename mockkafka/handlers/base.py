@@ -166,7 +166,20 @@ def prepare(cluster: ClusterState, apis: Iterable[str] = FIRST_REQUESTS) -> None
         if versions is not None:
             codec(spec.api.request_name, versions[1])
             codec(spec.api.response_name, versions[1])
+    # Every client's first frames: the request headers (v2 is the flexible one) and the
+    # ApiVersions v3 that the Java client and librdkafka open with.
+    for message, version in _FIRST_FRAMES:
+        codec(message, version)
     load_crc32c()
+
+
+_FIRST_FRAMES = (
+    ("RequestHeader", 1),
+    ("RequestHeader", 2),
+    ("ResponseHeader", 1),
+    ("ApiVersionsRequest", 3),
+    ("ApiVersionsResponse", 3),
+)
 
 
 def _index_module(api_name: str) -> str:
