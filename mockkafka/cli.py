@@ -5,8 +5,10 @@
     mockkafka serve --brokers 3 --topic orders:6:3 --topic audit
     # prints: bootstrap.servers=127.0.0.1:41234,127.0.0.1:41235,127.0.0.1:41236
 
-``serve`` prints the ``bootstrap.servers=...`` line on stdout once every broker listens (so a
-test harness can read one line and go) and on the next line ``control=http://127.0.0.1:PORT``,
+``serve`` prints the ``bootstrap.servers=...`` line on stdout once it is ready: every broker
+answers, and the first requests a test makes (ApiVersions, Metadata, CreateTopics,
+InitProducerId, Produce) have nothing left to import or compile, so a test harness can read
+one line and go (issue 33). On the next line ``control=http://127.0.0.1:PORT``,
 the HTTP control endpoint (``mockkafka/control.py``; OpenAPI at ``/openapi.json``).
 It serves until SIGINT, SIGTERM or ``POST /stop`` and exits 0. ``--scenario NAME|FILE``
 plays a scenario (``docs/scenarios.md``). ``--traffic-jsonl FILE`` writes every exchange to FILE as it completes (flushed line by line,
