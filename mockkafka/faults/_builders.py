@@ -11,21 +11,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, Self
 
 from mockkafka.errors import ErrorCode
-from mockkafka.faults.actions.blackhole import Blackhole
-from mockkafka.faults.actions.corrupt_batch import CorruptBatch
-from mockkafka.faults.actions.corrupt_payload import CorruptPayload
-from mockkafka.faults.actions.custom_handler import CustomHandler
-from mockkafka.faults.actions.delay import Delay
-from mockkafka.faults.actions.drop_connection import DropConnection
-from mockkafka.faults.actions.duplicate import Duplicate
-from mockkafka.faults.actions.error import Error
-from mockkafka.faults.actions.lost_ack import LostAck
-from mockkafka.faults.actions.never_respond import NeverRespond
-from mockkafka.faults.actions.observe import Observe
-from mockkafka.faults.actions.partial_trailing_batch import PartialTrailingBatch
-from mockkafka.faults.actions.schema_id import SchemaId
-from mockkafka.faults.actions.skew_timestamps import SkewTimestamps
-from mockkafka.faults.actions.throttle import Throttle
 
 if TYPE_CHECKING:
     from mockkafka.faults.actions._base import Action
@@ -56,6 +41,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.error.Error`.
         """
+        from mockkafka.faults.actions.error import Error
+
         return self.then(Error(code=code, level=level))  # type: ignore[arg-type]
 
     def delay(self, *, ms: int, before_processing: bool = False) -> Self:
@@ -66,6 +53,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.delay.Delay`.
         """
+        from mockkafka.faults.actions.delay import Delay
+
         return self.then(Delay(ms=ms, before_processing=before_processing))
 
     def throttle(self, *, ms: int) -> Self:
@@ -76,6 +65,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.throttle.Throttle`.
         """
+        from mockkafka.faults.actions.throttle import Throttle
+
         return self.then(Throttle(ms=ms))
 
     def drop_connection(self, *, after_processing: bool = False) -> Self:
@@ -86,6 +77,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.drop_connection.DropConnection`.
         """
+        from mockkafka.faults.actions.drop_connection import DropConnection
+
         return self.then(DropConnection(after_processing=after_processing))
 
     def never_respond(self) -> Self:
@@ -94,6 +87,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.never_respond.NeverRespond`.
         """
+        from mockkafka.faults.actions.never_respond import NeverRespond
+
         return self.then(NeverRespond())
 
     def partial_trailing_batch(self) -> Self:
@@ -104,6 +99,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.partial_trailing_batch.PartialTrailingBatch`.
         """
+        from mockkafka.faults.actions.partial_trailing_batch import PartialTrailingBatch
+
         return self.then(PartialTrailingBatch())
 
     def corrupt_batch(self) -> Self:
@@ -112,6 +109,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.corrupt_batch.CorruptBatch`.
         """
+        from mockkafka.faults.actions.corrupt_batch import CorruptBatch
+
         return self.then(CorruptBatch())
 
     def duplicate(self) -> Self:
@@ -124,6 +123,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.duplicate.Duplicate`.
         """
+        from mockkafka.faults.actions.duplicate import Duplicate
+
         return self.then(Duplicate())
 
     def corrupt_payload(
@@ -142,6 +143,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.corrupt_payload.CorruptPayload`.
         """
+        from mockkafka.faults.actions.corrupt_payload import CorruptPayload
+
         return self.then(CorruptPayload(part=part, seed=seed))
 
     def schema_id(self, *, id: int | None = None, magic: int | None = None) -> Self:
@@ -155,6 +158,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.schema_id.SchemaId`.
         """
+        from mockkafka.faults.actions.schema_id import SchemaId
+
         return self.then(SchemaId(id=id, magic=magic))
 
     def skew_timestamps(self, *, ms: int) -> Self:
@@ -167,6 +172,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.skew_timestamps.SkewTimestamps`.
         """
+        from mockkafka.faults.actions.skew_timestamps import SkewTimestamps
+
         return self.then(SkewTimestamps(ms=ms))
 
     def lost_ack(self) -> Self:
@@ -177,6 +184,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.lost_ack.LostAck`.
         """
+        from mockkafka.faults.actions.lost_ack import LostAck
+
         return self.then(LostAck())
 
     def blackhole(self) -> Self:
@@ -190,6 +199,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.blackhole.Blackhole`.
         """
+        from mockkafka.faults.actions.blackhole import Blackhole
+
         return self.then(Blackhole())
 
     def observe(self) -> Self:
@@ -197,6 +208,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.observe.Observe`.
         """
+        from mockkafka.faults.actions.observe import Observe
+
         return self.then(Observe())
 
     def handler(self, fn: Callable[[dict[str, Any], Any], Any]) -> Self:
@@ -207,4 +220,6 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.custom_handler.CustomHandler`.
         """
+        from mockkafka.faults.actions.custom_handler import CustomHandler
+
         return self.then(CustomHandler(fn=fn))
