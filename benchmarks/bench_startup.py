@@ -2,7 +2,8 @@
 ``mockkafka serve`` starts.
 
 Run ``python benchmarks/bench_startup.py`` (``--runs N`` sessions per case, default 10;
-about 1 minute on a loaded 2-core machine; ``--serve-only`` for the ``serve`` figures).
+about 1 minute on a loaded 2-core machine; ``--serve-only`` for the ``serve`` figures;
+``--vs CHECKOUT`` times that checkout's ``serve`` beside this one's, alternately).
 
 Figures:
 
@@ -50,6 +51,7 @@ import first_answers  # noqa: E402
 
 PLUGIN = "pytest_plugin.plugin"
 PYTEST = (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:mockkafka")
+ENV_PATH = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
 ENV = {
     **os.environ,
     "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
@@ -98,16 +100,18 @@ def session_s(directory: Path, *args: str) -> tuple[float, float]:
 SERVE_ENV = {k: v for k, v in ENV.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def serve_start_ms(*args: str) -> dict[str, float]:
-    """ms from spawning one ``mockkafka serve`` child to its ``bootstrap.servers=`` line
-    (``line``) and to the first answers (``first_answers.py``)."""
+def serve_start_ms(*args: str, root: Path = ROOT) -> dict[str, float]:
+    """ms from spawning one ``mockkafka serve`` child (of the checkout ``root``) to its
+    ``bootstrap.servers=`` line (``line``) and to the first answers (``first_answers.py``),
+    and the child's CPU ms until the last of them (``cpu``)."""
+    env = {**SERVE_ENV, "PYTHONPATH": os.pathsep.join([str(root), *ENV_PATH])}
     started = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "mockkafka.cli", "serve", *args],
         stdout=subprocess.PIPE,
         text=True,
-        env=SERVE_ENV,
-        cwd=ROOT,
+        env=env,
+        cwd=root,
     )
     try:
         assert proc.stdout is not None
@@ -128,14 +132,13 @@ def serve_start_ms(*args: str) -> dict[str, float]:
 
 
 def cpu_ms(pid: int) -> float:
-    """User + system CPU ms of process ``pid`` so far (Linux; NaN elsewhere): it moves less
-    with the machine's load than wall time does."""
+    """CPU ms of process ``pid``'s main thread so far (Linux: ``/proc/PID/schedstat``, in
+    nanoseconds; NaN elsewhere): it moves less with the machine's load than wall time."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[0]) / 1e6
     except OSError:
         return float("nan")
-    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def process_ms(*argv: str) -> float:
@@ -144,36 +147,59 @@ def process_ms(*argv: str) -> float:
     return (time.perf_counter() - t0) * 1000
 
 
-def print_serve(runs: int) -> None:
+SERVE_ROWS = (
+    ("mockkafka serve --brokers 3: spawn to bootstrap.servers=", "line"),
+    ("  ... to the first ApiVersions answer", "ApiVersions"),
+    ("  ... to the first CreateTopics answer", "CreateTopics"),
+    ("  ... to the first Metadata answer", "Metadata"),
+    ("  ... to the first Produce answer (acks=all, one record)", "Produce"),
+    ("  its CPU until that answer", "cpu"),
+)
+
+
+def print_serve(runs: int, before: Path | None = None) -> None:
+    """The serve figures of this checkout; with ``before`` (another checkout) beside them,
+    the two started alternately, so that the machine's load hits both alike."""
     first_answers.prepare()
-    serve_start_ms("--brokers", "3")  # writes the bytecode caches; not measured
-    bare, trio_, figures = [], [], []
+    roots = [ROOT] if before is None else [before, ROOT]
+    for root in roots:
+        serve_start_ms("--brokers", "3", root=root)  # writes the bytecode caches
+    bare, trio_ = [], []
+    figures: dict[Path, list[dict[str, float]]] = {root: [] for root in roots}
     for _ in range(runs):  # interleaved, so machine load hits every case alike
         bare.append(process_ms("-c", "pass"))
         trio_.append(process_ms("-c", "import trio"))
-        figures.append(serve_start_ms("--brokers", "3"))
-    rows = [
-        ("python -c pass (the floor of any Python process)", statistics.median(bare)),
-        ('python -c "import trio" (the floor of a trio server)', statistics.median(trio_)),
-        ("mockkafka serve --brokers 3: spawn to bootstrap.servers=", "line"),
-        ("  ... to the first ApiVersions answer", "ApiVersions"),
-        ("  ... to the first CreateTopics answer", "CreateTopics"),
-        ("  ... to the first Metadata answer", "Metadata"),
-        ("  ... to the first Produce answer (acks=all, one record)", "Produce"),
-        ("  its CPU (user + system) until that answer", "cpu"),
-    ]
-    for name, what in rows:
-        ms = what if isinstance(what, float) else statistics.median(f[what] for f in figures)
-        print(f"{f'{name} (median of {runs})':<78} {ms:>8.1f}")
+        for root in roots:
+            figures[root].append(serve_start_ms("--brokers", "3", root=root))
+    print(f"{f'ms, median of {runs} (min)':<62}" + "".join(f" {r.name[:16]:>16}" for r in roots))
+    floors = (
+        ("python -c pass (the floor of any Python process)", bare),
+        ('python -c "import trio" (the floor of a trio server)', trio_),
+    )
+    for name, values in floors:
+        print(f"{name:<62} {fmt(values):>16}")
+    for name, key in SERVE_ROWS:
+        cells = "".join(f" {fmt([f[key] for f in figures[r] if key in f]):>16}" for r in roots)
+        print(f"{name:<62}{cells}")
+
+
+def fmt(values: list[float]) -> str:
+    return f"{statistics.median(values):.1f} ({min(values):.1f})" if values else "-"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=10, help="sessions per case (default 10)")
     ap.add_argument("--serve-only", action="store_true", help="only the serve figures")
+    ap.add_argument(
+        "--vs",
+        type=Path,
+        metavar="CHECKOUT",
+        help="time serve of CHECKOUT (e.g. the code before a change) beside this one's",
+    )
     parsed = ap.parse_args()
     runs = max(1, min(parsed.runs, 100))
-    print_serve(runs)
+    print_serve(runs, parsed.vs.resolve() if parsed.vs else None)
     if parsed.serve_only:
         return
 
