@@ -2,15 +2,21 @@
 ``mockkafka serve`` starts.
 
 Run ``python benchmarks/bench_startup.py`` (``--runs N`` sessions per case, default 10;
-about 1 minute on a loaded 2-core machine; ``--serve-only`` for the ``serve`` figures).
+about 1 minute on a loaded 2-core machine; ``--serve-only`` for the ``serve`` figures;
+``--vs CHECKOUT`` times that checkout's ``serve`` beside this one's, alternately).
 
 Figures:
 
 - ``mockkafka serve --brokers 3`` (a child process, this checkout): spawn to the
-  ``bootstrap.servers=`` line (what a harness waits for; issue 28's target is <= 100 ms), and
-  spawn to the answer of an ApiVersions request sent as soon as the line came (the broker
-  imports after printing: ``server/prebind.py``), median of ``--runs``; beside them a bare
-  ``python -c pass``, the floor any Python process pays;
+  ``bootstrap.servers=`` line (what a harness waits for; printed once the broker answers,
+  issue 33), and spawn to the answers of the first requests of a test's client sent as soon
+  as the line came (``first_answers.py``: ApiVersions, CreateTopics, Metadata, Produce with
+  acks=all and one record; issue 33's target for CreateTopics and Produce is <= 150 ms on an
+  idle machine), and the child's CPU time until the Produce answer, median of ``--runs``;
+  beside them a bare ``python -c pass`` and ``python -c "import trio"``, the floors any
+  Python process and any trio server pay. The child writes and reads bytecode caches as an
+  installed package does (a ``PYTHONDONTWRITEBYTECODE`` of the caller is not passed on; one
+  unmeasured start first);
 
 - import time of the plugin module beyond pytest itself (``python -X importtime``, best of
   ``--runs``): what every pytest session of a user with mockkafka installed pays;
@@ -31,7 +37,6 @@ import argparse
 import os
 import re
 import resource
-import socket
 import statistics
 import subprocess
 import sys
@@ -41,8 +46,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import first_answers  # noqa: E402
+
 PLUGIN = "pytest_plugin.plugin"
 PYTEST = (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:mockkafka")
+ENV_PATH = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
 ENV = {
     **os.environ,
     "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
@@ -86,38 +95,32 @@ def session_s(directory: Path, *args: str) -> tuple[float, float]:
     return wall, cpu
 
 
-def serve_start_ms(*args: str) -> tuple[float, float]:
-    """(ms to the ``bootstrap.servers=`` line, ms to the first ApiVersions answer) of one
-    ``mockkafka serve`` child."""
-    from mockkafka.protocol.framing import NEED_DATA, ClientConnection
+#: The child's environment: as ENV, but writing bytecode caches (as an installed package has
+#: them: without, every start compiles mockkafka from source, ~0.5 s more).
+SERVE_ENV = {k: v for k, v in ENV.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
+
+def serve_start_ms(*args: str, root: Path = ROOT) -> dict[str, float]:
+    """ms from spawning one ``mockkafka serve`` child (of the checkout ``root``) to its
+    ``bootstrap.servers=`` line (``line``) and to the first answers (``first_answers.py``),
+    and the child's CPU ms until the last of them (``cpu``)."""
+    env = {**SERVE_ENV, "PYTHONPATH": os.pathsep.join([str(root), *ENV_PATH])}
     started = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "mockkafka.cli", "serve", *args],
         stdout=subprocess.PIPE,
         text=True,
-        env=ENV,
-        cwd=ROOT,
+        env=env,
+        cwd=root,
     )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
-        to_line = time.perf_counter() - started
+        figures = {"line": (time.perf_counter() - started) * 1000}
         if not line.startswith("bootstrap.servers="):
             raise SystemExit(f"mockkafka serve did not start: {line!r}")
-        host, port = line.split("=", 1)[1].split(",")[0].strip().rsplit(":", 1)
-        with socket.create_connection((host, int(port)), timeout=30) as sock:
-            conn = ClientConnection(client_id="bench-startup")
-            body = {"client_software_name": "bench", "client_software_version": "1"}
-            sock.sendall(conn.send_request("ApiVersions", 3, body))
-            for _ in range(10_000):
-                if conn.next_event() is not NEED_DATA:
-                    break
-                data = sock.recv(65536)
-                if not data:
-                    raise SystemExit("mockkafka serve closed the connection")
-                conn.receive_data(data)
-        to_answer = time.perf_counter() - started
+        figures.update(first_answers.first_answers(line.split("=", 1)[1].strip(), started))
+        figures["cpu"] = cpu_ms(proc.pid)
     finally:
         proc.terminate()
         try:
@@ -125,38 +128,78 @@ def serve_start_ms(*args: str) -> tuple[float, float]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
-    return to_line * 1000, to_answer * 1000
+    return figures
 
 
-def print_serve(runs: int) -> None:
-    bare = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True, timeout=60)
-        bare.append((time.perf_counter() - t0) * 1000)
-    figures = [serve_start_ms("--brokers", "3") for _ in range(runs)]
-    rows = [
-        ("python -c pass (the floor of any Python process)", statistics.median(bare)),
-        (
-            "mockkafka serve --brokers 3: spawn to bootstrap.servers=",
-            statistics.median(f[0] for f in figures),
-        ),
-        (
-            "mockkafka serve --brokers 3: spawn to first ApiVersions answer",
-            statistics.median(f[1] for f in figures),
-        ),
-    ]
-    for name, ms in rows:
-        print(f"{f'{name} (median of {runs})':<78} {ms:>8.1f}")
+def cpu_ms(pid: int) -> float:
+    """CPU ms of process ``pid``'s main thread so far (Linux: ``/proc/PID/schedstat``, in
+    nanoseconds; NaN elsewhere): it moves less with the machine's load than wall time."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[0]) / 1e6
+    except OSError:
+        return float("nan")
+
+
+def process_ms(*argv: str) -> float:
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, *argv], check=True, timeout=60, env=SERVE_ENV)
+    return (time.perf_counter() - t0) * 1000
+
+
+SERVE_ROWS = (
+    ("mockkafka serve --brokers 3: spawn to bootstrap.servers=", "line"),
+    ("  ... to the first ApiVersions answer", "ApiVersions"),
+    ("  ... to the first CreateTopics answer", "CreateTopics"),
+    ("  ... to the first Metadata answer", "Metadata"),
+    ("  ... to the first Produce answer (acks=all, one record)", "Produce"),
+    ("  its CPU until that answer", "cpu"),
+)
+
+
+def print_serve(runs: int, before: Path | None = None) -> None:
+    """The serve figures of this checkout; with ``before`` (another checkout) beside them,
+    the two started alternately, so that the machine's load hits both alike."""
+    first_answers.prepare()
+    roots = [ROOT] if before is None else [before, ROOT]
+    for root in roots:
+        serve_start_ms("--brokers", "3", root=root)  # writes the bytecode caches
+    bare, trio_ = [], []
+    figures: dict[Path, list[dict[str, float]]] = {root: [] for root in roots}
+    for _ in range(runs):  # interleaved, so machine load hits every case alike
+        bare.append(process_ms("-c", "pass"))
+        trio_.append(process_ms("-c", "import trio"))
+        for root in roots:
+            figures[root].append(serve_start_ms("--brokers", "3", root=root))
+    print(f"{f'ms, median of {runs} (min)':<62}" + "".join(f" {r.name[:16]:>16}" for r in roots))
+    floors = (
+        ("python -c pass (the floor of any Python process)", bare),
+        ('python -c "import trio" (the floor of a trio server)', trio_),
+    )
+    for name, values in floors:
+        print(f"{name:<62} {fmt(values):>16}")
+    for name, key in SERVE_ROWS:
+        cells = "".join(f" {fmt([f[key] for f in figures[r] if key in f]):>16}" for r in roots)
+        print(f"{name:<62}{cells}")
+
+
+def fmt(values: list[float]) -> str:
+    return f"{statistics.median(values):.1f} ({min(values):.1f})" if values else "-"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=10, help="sessions per case (default 10)")
     ap.add_argument("--serve-only", action="store_true", help="only the serve figures")
+    ap.add_argument(
+        "--vs",
+        type=Path,
+        metavar="CHECKOUT",
+        help="time serve of CHECKOUT (e.g. the code before a change) beside this one's",
+    )
     parsed = ap.parse_args()
     runs = max(1, min(parsed.runs, 100))
-    print_serve(runs)
+    print_serve(runs, parsed.vs.resolve() if parsed.vs else None)
     if parsed.serve_only:
         return
 

@@ -1,6 +1,8 @@
 """Spawn ``mockkafka serve --brokers 3`` from a checkout, read its ``bootstrap.servers=``
 line, send one ApiVersions v0 request and exit on the answer: the harness that
-``farm-bench`` times for "``serve`` start to the first answered request" (issue 28).
+``farm-bench`` times for "``serve`` start to the first answered request" (issue 28). The
+first CreateTopics and Produce answers (issue 33) are timed by ``bench_startup.py
+--serve-only`` (``first_answers.py``), whose ``--vs`` times two checkouts alternately.
 
     farm-bench -n 12 --vs 'python benchmarks/serve_first_answer.py /path/to/before' \\
         -- python benchmarks/serve_first_answer.py .

@@ -5,8 +5,10 @@
     mockkafka serve --brokers 3 --topic orders:6:3 --topic audit
     # prints: bootstrap.servers=127.0.0.1:41234,127.0.0.1:41235,127.0.0.1:41236
 
-``serve`` prints the ``bootstrap.servers=...`` line on stdout once every broker listens (so a
-test harness can read one line and go) and on the next line ``control=http://127.0.0.1:PORT``,
+``serve`` prints the ``bootstrap.servers=...`` line on stdout once it is ready: every broker
+answers, and the first requests a test makes (ApiVersions, Metadata, CreateTopics,
+InitProducerId, Produce) have nothing left to import or compile, so a test harness can read
+one line and go (issue 33). On the next line ``control=http://127.0.0.1:PORT``,
 the HTTP control endpoint (``mockkafka/control.py``; OpenAPI at ``/openapi.json``).
 It serves until SIGINT, SIGTERM or ``POST /stop`` and exits 0. ``--scenario NAME|FILE``
 plays a scenario (``docs/scenarios.md``). ``--traffic-jsonl FILE`` writes every exchange to FILE as it completes (flushed line by line,
@@ -174,11 +176,43 @@ def _version() -> str:
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but a bad flag is one line (``mockkafka serve: ...``) and status 2, and no
-    flag is taken as an abbreviation of another (``--broker 3`` is not ``--brokers 3``)."""
+    flag is taken as an abbreviation of another (``--broker 3`` is not ``--brokers 3``): an
+    unknown flag is named by the command it was given to, with the closest flags it has."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: None = None
+    ) -> argparse.Namespace:
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            parser = self._subcommand_parser(parsed)
+            parser.error(f"unrecognized arguments: {' '.join(extra)}{parser._close_flags(extra)}")
+        return parsed
+
+    def _subcommand_parser(self, parsed: argparse.Namespace) -> _Parser:
+        """The parser of the subcommand ``parsed`` ran (this one if none)."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(getattr(parsed, action.dest, None) or "")
+                if isinstance(chosen, _Parser):
+                    return chosen._subcommand_parser(parsed)
+        return self
+
+    def _close_flags(self, extra: list[str]) -> str:
+        """``"; did you mean --brokers?"`` for the first unknown flag close to one of ours."""
+        from mockkafka.cluster.configs import did_you_mean
+
+        # Compared without the dashes, which every flag shares.
+        names = [f[2:] for f in self._option_string_actions if f.startswith("--")]
+        for token in extra:
+            if token.startswith("--"):
+                hint = did_you_mean(token.split("=", 1)[0][2:], names)
+                if hint:  # the helper's wording, the names given back their dashes
+                    return hint.replace("mean ", "mean --").replace(", ", ", --")
+        return ""
 
     def error(self, message: str) -> typing.NoReturn:
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
@@ -460,12 +494,15 @@ async def serve(
 ) -> int:
     """Run the cluster and its control endpoint until SIGINT/SIGTERM or ``POST /stop`` (flags
     already checked); play ``scenario`` if given and say on stderr how it ended. With
-    ``prebound`` (see :func:`prebind`) the lines were printed already and the listeners
-    are those sockets."""
+    ``prebound`` (see :func:`prebind`) the listeners are those sockets. The lines are
+    printed once the cluster answers and the first requests a test makes are prepared
+    (``handlers.base.prepare``): a client that connects right after them is answered at
+    once."""
     import trio
 
     from mockkafka._api.cluster import open_cluster
     from mockkafka.control import ControlServer
+    from mockkafka.handlers.base import prepare
 
     stream = out if out is not None else sys.stdout
     writer = TrafficWriter(jsonl, log) if (jsonl is not None or log is not None) else None
@@ -477,10 +514,15 @@ async def serve(
         if writer is not None:
             cluster.traffic.on_completed.append(writer)
         _create_topics(cluster, args.topic)
+        # The line printed below means ready: the first requests a test makes are answered
+        # without importing or compiling anything first (issue 33).
+        prepare(cluster.state)
         # Everything loaded so far (modules, codecs, the cluster) lives as long as the
         # process: out of the collector's way, a full collection scans only what requests
-        # made since (it was 50-100 ms a pass under a pipeline, every few seconds).
+        # made since (it was 50-100 ms a pass under a pipeline, every few seconds). main()
+        # paused the collector for the start (its passes found nothing to free: ~10% of it).
         gc.freeze()
+        gc.enable()
 
     async with open_cluster(**options, before_serving=before_serving) as cluster:
         async with trio.open_nursery() as nursery:
@@ -493,15 +535,14 @@ async def serve(
             if scenario is not None:
                 await control.start_scenario(scenario)
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                if prebound is None:  # else prebind() printed them before the import
-                    _print_ready(
-                        cluster.bootstrap_servers,
-                        control_port,
-                        stream,
-                        cluster,
-                        host=args.control_host,
-                        token=control.token if control.generated_token else None,
-                    )
+                _print_ready(
+                    cluster.bootstrap_servers,
+                    control_port,
+                    stream,
+                    cluster,
+                    host=args.control_host,
+                    token=control.token if control.generated_token else None,
+                )
 
                 async def on_signal() -> None:
                     async for _sig in signals:
@@ -550,12 +591,13 @@ def _print_ready(
                     print(f"{k}={v}", file=stream, flush=True)
 
 
-def prebind(args: argparse.Namespace, scenario: Scenario | None, stream: TextIO) -> Prebound | None:
-    """Bind the listeners and print the lines before the broker is imported
-    (``server/prebind.py``), when nothing that runs before the lines could fail or add to
-    them: no scenario to start, PLAINTEXT (no TLS files or SASL settings to print), and
-    ``--topic`` names and sizes that CreateTopics takes. Else None: serve() binds and
-    prints once the cluster runs. Raises OSError (a port in use) as the broker would."""
+def prebind(args: argparse.Namespace, scenario: Scenario | None) -> Prebound | None:
+    """Bind the listeners before the broker is imported (``server/prebind.py``): a port in
+    use is reported at once, and a client given fixed ports is accepted while the broker
+    loads. Only where the broker takes such sockets as they are: no scenario, PLAINTEXT, the
+    control endpoint on loopback and ``--topic`` names and sizes that CreateTopics takes.
+    Else None: serve() binds. Raises OSError (a port in use) as the broker would. The
+    lines are printed by serve(), once the broker answers (issue 33)."""
     from mockkafka._api.options import check_endpoint, make_config
     from mockkafka.cluster.limits import LIMIT_DEFAULTS
     from mockkafka.cluster.topic_names import topic_name_problem
@@ -590,7 +632,6 @@ def prebind(args: argparse.Namespace, scenario: Scenario | None, stream: TextIO)
         ) from None
     bound = Prebound(brokers, control, EarlyStop())
     bound.early_stop.install()  # from here on a signal means "stop once running", exit 0
-    _print_ready(bound.bootstrap_servers(host), int(control.getsockname()[1]), stream)
     return bound
 
 
@@ -833,6 +874,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_proxy(args)
     if args.command == "scenario":
         return check_scenario(args)
+    collecting = gc.isenabled()
+    gc.disable()  # for the start's imports; serve() freezes what they made and resumes it
+    try:
+        return _serve_main(args)
+    finally:
+        (gc.enable if collecting else gc.disable)()
+
+
+def _serve_main(args: argparse.Namespace) -> int:
     try:
         scenario = load_scenario(args)
         check_args(args)
@@ -848,7 +898,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     prebound: Prebound | None = None
     try:
-        prebound = prebind(args, scenario, sys.stdout)
+        prebound = prebind(args, scenario)
     except OSError as exc:
         if jsonl is not None:
             jsonl.close()

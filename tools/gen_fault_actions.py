@@ -75,8 +75,14 @@ def _method(cls: type[Action]) -> str:
     ignore = (
         "  # type: ignore[arg-type]" if any(a.python_type != a.annotation for a in args) else ""
     )
-    body = f"        return self.then({cls.__name__}({call})){ignore}"
-    return "\n".join([*head, *doc, body])
+    # The action's module is imported by its method: the registry's modules stay unloaded
+    # in a process that adds no rule (a ``mockkafka serve`` start, issue 33).
+    body = [
+        f"        from {cls.__module__} import {cls.__name__}",
+        "",
+        f"        return self.then({cls.__name__}({call})){ignore}",
+    ]
+    return "\n".join([*head, *doc, *body])
 
 
 def _wrap(text: str, indent: int, width: int = 100) -> str:
@@ -115,10 +121,6 @@ def render_builders() -> str:
     if "ErrorCode" in text:
         local.append("from mockkafka.errors import ErrorCode")
     local.append("from mockkafka.faults._checks import builder_arguments")
-    local += [
-        f"from {c.__module__} import {c.__name__}"
-        for c in sorted(classes, key=lambda c: (c.__module__, c.__name__))
-    ]
     out = [
         _HEADER,
         "\n".join(imports),

@@ -194,6 +194,12 @@ class ClusterState:
     def groups(self, value: GroupCoordinator) -> None:
         self._groups = value
 
+    @property
+    def groups_if_made(self) -> GroupCoordinator | None:
+        """The group coordinator if something made it; None while no group API was used
+        (what has no group to update asks this, and makes nothing)."""
+        return self._groups
+
     def topic_name_of(self, tid: uuid.UUID) -> str | None:
         """The name of the topic with id ``tid``, also of a deleted one (None: never seen).
         Dict reads only: safe from any thread."""

@@ -8,29 +8,38 @@ and message walkers (:mod:`~mockkafka.faults.inspect`). The server's fault stage
 the actions (``mockkafka/server/faults.py``). See ``docs/faults.md`` for the user's guide.
 """
 
+from typing import TYPE_CHECKING, Any
+
+from mockkafka.faults import model as _model
 from mockkafka.faults.engine import ClusterEvent, FaultEngine, Faults, Rule, engine_of
-from mockkafka.faults.model import (
-    EVENTS,
-    Action,
-    Blackhole,
-    CorruptBatch,
-    CorruptPayload,
-    CustomHandler,
-    Delay,
-    DropConnection,
-    Duplicate,
-    Error,
-    LostAck,
-    Match,
-    NeverRespond,
-    Observe,
-    PartialTrailingBatch,
-    RequestInfo,
-    SchemaId,
-    SkewTimestamps,
-    Throttle,
-    Trigger,
-)
+from mockkafka.faults.model import EVENTS, Action, Match, RequestInfo, Trigger
+
+if TYPE_CHECKING:
+    from mockkafka.faults.model import (
+        Blackhole,
+        CorruptBatch,
+        CorruptPayload,
+        CustomHandler,
+        Delay,
+        DropConnection,
+        Duplicate,
+        Error,
+        LostAck,
+        NeverRespond,
+        Observe,
+        PartialTrailingBatch,
+        SchemaId,
+        SkewTimestamps,
+        Throttle,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    """The action classes, imported on first use (see ``model.py``)."""
+    if name not in _model._ACTION_MODULES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(_model, name)
+
 
 __all__ = [
     "EVENTS",

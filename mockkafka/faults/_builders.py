@@ -13,21 +13,6 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 
 from mockkafka.errors import ErrorCode
 from mockkafka.faults._checks import builder_arguments
-from mockkafka.faults.actions.blackhole import Blackhole
-from mockkafka.faults.actions.corrupt_batch import CorruptBatch
-from mockkafka.faults.actions.corrupt_payload import CorruptPayload
-from mockkafka.faults.actions.custom_handler import CustomHandler
-from mockkafka.faults.actions.delay import Delay
-from mockkafka.faults.actions.drop_connection import DropConnection
-from mockkafka.faults.actions.duplicate import Duplicate
-from mockkafka.faults.actions.error import Error
-from mockkafka.faults.actions.lost_ack import LostAck
-from mockkafka.faults.actions.never_respond import NeverRespond
-from mockkafka.faults.actions.observe import Observe
-from mockkafka.faults.actions.partial_trailing_batch import PartialTrailingBatch
-from mockkafka.faults.actions.schema_id import SchemaId
-from mockkafka.faults.actions.skew_timestamps import SkewTimestamps
-from mockkafka.faults.actions.throttle import Throttle
 
 if TYPE_CHECKING:
     from mockkafka.faults.actions._base import Action
@@ -59,6 +44,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.error.Error`.
         """
+        from mockkafka.faults.actions.error import Error
+
         return self.then(Error(code=code, level=level))  # type: ignore[arg-type]
 
     @builder_arguments
@@ -70,6 +57,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.delay.Delay`.
         """
+        from mockkafka.faults.actions.delay import Delay
+
         return self.then(Delay(ms=ms, before_processing=before_processing))
 
     @builder_arguments
@@ -81,6 +70,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.throttle.Throttle`.
         """
+        from mockkafka.faults.actions.throttle import Throttle
+
         return self.then(Throttle(ms=ms))
 
     @builder_arguments
@@ -92,6 +83,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.drop_connection.DropConnection`.
         """
+        from mockkafka.faults.actions.drop_connection import DropConnection
+
         return self.then(DropConnection(after_processing=after_processing))
 
     @builder_arguments
@@ -101,6 +94,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.never_respond.NeverRespond`.
         """
+        from mockkafka.faults.actions.never_respond import NeverRespond
+
         return self.then(NeverRespond())
 
     @builder_arguments
@@ -112,6 +107,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.partial_trailing_batch.PartialTrailingBatch`.
         """
+        from mockkafka.faults.actions.partial_trailing_batch import PartialTrailingBatch
+
         return self.then(PartialTrailingBatch())
 
     @builder_arguments
@@ -121,6 +118,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.corrupt_batch.CorruptBatch`.
         """
+        from mockkafka.faults.actions.corrupt_batch import CorruptBatch
+
         return self.then(CorruptBatch())
 
     @builder_arguments
@@ -134,6 +133,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.duplicate.Duplicate`.
         """
+        from mockkafka.faults.actions.duplicate import Duplicate
+
         return self.then(Duplicate())
 
     @builder_arguments
@@ -153,6 +154,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.corrupt_payload.CorruptPayload`.
         """
+        from mockkafka.faults.actions.corrupt_payload import CorruptPayload
+
         return self.then(CorruptPayload(part=part, seed=seed))
 
     @builder_arguments
@@ -167,6 +170,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.schema_id.SchemaId`.
         """
+        from mockkafka.faults.actions.schema_id import SchemaId
+
         return self.then(SchemaId(id=id, magic=magic))
 
     @builder_arguments
@@ -180,6 +185,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.skew_timestamps.SkewTimestamps`.
         """
+        from mockkafka.faults.actions.skew_timestamps import SkewTimestamps
+
         return self.then(SkewTimestamps(ms=ms))
 
     @builder_arguments
@@ -191,6 +198,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.lost_ack.LostAck`.
         """
+        from mockkafka.faults.actions.lost_ack import LostAck
+
         return self.then(LostAck())
 
     @builder_arguments
@@ -205,6 +214,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.blackhole.Blackhole`.
         """
+        from mockkafka.faults.actions.blackhole import Blackhole
+
         return self.then(Blackhole())
 
     @builder_arguments
@@ -213,6 +224,8 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.observe.Observe`.
         """
+        from mockkafka.faults.actions.observe import Observe
+
         return self.then(Observe())
 
     @builder_arguments
@@ -224,4 +237,6 @@ class ActionBuilders:
 
         Adds :class:`~mockkafka.faults.actions.custom_handler.CustomHandler`.
         """
+        from mockkafka.faults.actions.custom_handler import CustomHandler
+
         return self.then(CustomHandler(fn=fn))

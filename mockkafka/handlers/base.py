@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from mockkafka.cluster.state import ClusterState
@@ -53,6 +53,7 @@ __all__ = [
     "error_response",
     "handler",
     "load_handlers",
+    "prepare",
     "served_versions",
 ]
 
@@ -139,6 +140,52 @@ def _on_first_use(key: int, module: str) -> Handler:
 
     first_use.lazy = True  # type: ignore[attr-defined]
     return first_use
+
+
+#: The requests of a test's first moments: a client's bootstrap (ApiVersions, Metadata), a
+#: topic (CreateTopics), a producer's id and its first record (InitProducerId, Produce).
+FIRST_REQUESTS = ("ApiVersions", "Metadata", "CreateTopics", "InitProducerId", "Produce")
+
+
+def prepare(cluster: ClusterState, apis: Iterable[str] = FIRST_REQUESTS) -> None:
+    """Do now what the first request of each API in ``apis`` would do before it can be
+    answered: import its handler module and build its request and response codecs at the
+    newest version ``cluster`` serves (the version a current client sends), and load the
+    CRC32C of record batches. ``mockkafka serve`` calls it before it prints
+    ``bootstrap.servers=``, so that the line means ready (issue 33). The cluster's state is
+    read (its served versions), never changed: no topic, group or producer id is made."""
+    from mockkafka.protocol.codec import codec
+    from mockkafka.protocol.records import load_crc32c
+
+    served = served_versions(cluster)
+    for name in apis:
+        spec = HANDLERS[API_BY_NAME[name].key]
+        if getattr(spec.fn, "lazy", False):
+            importlib.import_module(f"mockkafka.handlers.{_index_module(name)}")
+        versions = served.get(spec.api.key)
+        if versions is not None:
+            codec(spec.api.request_name, versions[1])
+            codec(spec.api.response_name, versions[1])
+    # Every client's first frames: the request headers (v2 is the flexible one) and the
+    # ApiVersions v3 that the Java client and librdkafka open with.
+    for message, version in _FIRST_FRAMES:
+        codec(message, version)
+    load_crc32c()
+
+
+_FIRST_FRAMES = (
+    ("RequestHeader", 1),
+    ("RequestHeader", 2),
+    ("ResponseHeader", 1),
+    ("ApiVersionsRequest", 3),
+    ("ApiVersionsResponse", 3),
+)
+
+
+def _index_module(api_name: str) -> str:
+    from mockkafka.handlers._index import INDEX
+
+    return INDEX[api_name][0]
 
 
 def handler_modules() -> dict[str, tuple[str, int, int]]:

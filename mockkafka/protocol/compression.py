@@ -32,20 +32,18 @@ costs a bounded amount of memory and time.
 :class:`UnsupportedCodecError` (a ``ProtocolError`` subclass) is raised when a codec is not
 allowed with the requested message format (zstd with magic 0/1, or codec ids 5-7); a server
 answers it with ``UNSUPPORTED_COMPRESSION_TYPE``.
+
+The codec libraries (python-snappy, lz4, xxhash, zstandard) are imported by the functions
+that use them: a ``mockkafka serve`` whose clients do not compress pays for none of them
+(issue 33).
 """
 
 from __future__ import annotations
 
-import gzip
 import struct
 import zlib
 from enum import IntEnum
 from typing import Final
-
-import lz4.frame
-import snappy
-import xxhash
-import zstandard
 
 from mockkafka.protocol.errors import ProtocolError
 
@@ -105,6 +103,8 @@ def _snappy_raw_length(block: BytesLike) -> int:
 
 
 def _snappy_raw_decompress(block: BytesLike, limit: int) -> bytes:
+    import snappy
+
     size = _snappy_raw_length(block)
     if size > limit:
         raise ProtocolError(
@@ -146,6 +146,8 @@ def _snappy_decompress(data: BytesLike, limit: int) -> bytes:
 
 
 def _snappy_compress(data: BytesLike, xerial: bool) -> bytes:
+    import snappy
+
     if not xerial:
         out: bytes = snappy.compress(bytes(data))
         return out
@@ -188,6 +190,8 @@ def _lz4_repair_header(frame: memoryview) -> BytesLike:
     Kafka's old LZ4 output stream hashed the magic bytes together with the frame descriptor.
     Anything that matches neither form is passed through for lz4 to reject.
     """
+    import xxhash
+
     if bytes(frame[:4]) != _LZ4_MAGIC:
         return frame
     hc_pos = _lz4_descriptor_end(frame)
@@ -204,6 +208,8 @@ def _lz4_repair_header(frame: memoryview) -> BytesLike:
 
 
 def _lz4_decompress(data: BytesLike, limit: int) -> bytes:
+    import lz4.frame
+
     view = memoryview(data)
     if not view:
         raise ProtocolError("lz4: empty payload")
@@ -242,6 +248,9 @@ def _lz4_decompress(data: BytesLike, limit: int) -> bytes:
 
 
 def _lz4_compress(data: BytesLike, magic: int) -> bytes:
+    import lz4.frame
+    import xxhash
+
     frame: bytes = lz4.frame.compress(
         bytes(data),
         block_size=lz4.frame.BLOCKSIZE_MAX64KB,
@@ -267,6 +276,8 @@ _ZSTD_MAX_SLICE: Final = 1024 * 1024
 
 
 def _zstd_decompress(data: BytesLike, limit: int) -> bytes:
+    import zstandard
+
     view = memoryview(data)
     if not view:
         raise ProtocolError("zstd: empty payload")
@@ -363,6 +374,8 @@ def compress(
     if kind is CompressionType.NONE:
         return bytes(data)
     if kind is CompressionType.GZIP:
+        import gzip
+
         return gzip.compress(bytes(data), compresslevel=6 if level is None else level, mtime=0)
     if kind is CompressionType.SNAPPY:
         return _snappy_compress(data, xerial)
@@ -370,6 +383,8 @@ def compress(
         return _lz4_compress(data, magic)
     if magic < 2:
         raise UnsupportedCodecError(f"zstd compression needs message format v2, not v{magic}")
+    import zstandard
+
     cctx = zstandard.ZstdCompressor(level=3 if level is None else level)
     out: bytes = cctx.compress(bytes(data))
     return out

@@ -68,22 +68,40 @@ from mockkafka.protocol.errors import ProtocolError
 
 
 def _crc32c(data: Any) -> int:
-    """CRC32C of ``data`` (v2 batches). The ``crc32c`` package is imported on first use:
-    its import reads package metadata (~10 ms), which a ``mockkafka serve`` answering its
-    first requests need not pay (issue 28)."""
+    """CRC32C of ``data`` (v2 batches), from the ``crc32c`` package, loaded on first use
+    (:func:`load_crc32c`)."""
     fn = _CRC32C_FN
     if fn is None:
-        fn = _load_crc32c()
+        fn = load_crc32c()
     result: int = fn(data)
     return result
 
 
-def _load_crc32c() -> Any:
+def load_crc32c() -> Any:
+    """The ``crc32c`` function of the ``crc32c`` package. Its ``__init__`` reads the
+    package's version from its metadata (``importlib.metadata`` and ``email``: ~10 ms of a
+    ``mockkafka serve`` start, issue 33), so the extension module that computes it is
+    loaded on its own; the package as a whole where that is not possible."""
     global _CRC32C_FN
-    import crc32c
-
-    _CRC32C_FN = crc32c.crc32c
+    if _CRC32C_FN is None:
+        _CRC32C_FN = _crc32c_extension()
     return _CRC32C_FN
+
+
+def _crc32c_extension() -> Any:
+    import importlib.machinery
+    import importlib.util
+
+    package = importlib.util.find_spec("crc32c")  # finds it without running its __init__
+    where = package.submodule_search_locations if package is not None else None
+    spec = importlib.machinery.PathFinder.find_spec("_crc32c", list(where or ()))
+    if spec is not None and isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.crc32c
+    import crc32c  # a layout this does not know: the package's own import
+
+    return crc32c.crc32c
 
 
 _CRC32C_FN: Any = None

@@ -1,21 +1,22 @@
-"""Listening sockets bound before the broker is imported, so ``mockkafka serve`` can say
-where it listens in tens of milliseconds.
+"""Listening sockets bound before the broker is imported, so ``mockkafka serve`` reports a
+port in use at once and accepts connections while the broker loads.
 
 Theory of operation
 -------------------
-Importing trio, the codec and the broker state takes a few hundred milliseconds, which a
-suite that starts one ``serve`` per test class pays every time. The sockets do not need any
-of it: :func:`bind_listeners` binds and listens on plain :mod:`socket` sockets (the options
-``trio.open_tcp_listeners`` sets), so from then on the kernel accepts connections into the
-listen backlog and a client's first request waits in its socket buffer. ``serve`` prints
-``bootstrap.servers=...`` right after, imports the broker and hands the same sockets to
-:class:`~mockkafka.server.runtime.ClusterServer` and the control endpoint, which then
-answer what was queued. A request is never answered sooner than before; the harness just
-stops waiting for the import before it can start its own client.
+Importing trio, the codec and the broker state takes a few hundred milliseconds. The
+sockets do not need any of it: :func:`bind_listeners` binds and listens on plain
+:mod:`socket` sockets (the options ``trio.open_tcp_listeners`` sets), so from then on the
+kernel accepts connections into the listen backlog and a client's first request waits in
+its socket buffer. ``serve`` then imports the broker and hands the same sockets to
+:class:`~mockkafka.server.runtime.ClusterServer` and the control endpoint, which answer
+what was queued. ``serve`` prints ``bootstrap.servers=...`` only once the broker answers
+and the first requests a test makes are prepared (issue 33: the line means ready; issue
+28 printed it before the import, and the first answer then took the rest of the start).
 
-:class:`EarlyStop` stands in for trio's signal handling in that window: a SIGINT or SIGTERM
-that arrives after the line was printed, before the broker runs, is remembered, and the
-broker stops as soon as it runs -- exit 0, as for a signal a second later.
+:class:`EarlyStop` stands in for trio's signal handling while the broker loads: a SIGINT
+or SIGTERM that arrives after the sockets were bound, before the broker runs, is
+remembered, and the broker stops as soon as it runs -- exit 0, as for a signal a second
+later.
 
 This module imports nothing of mockkafka and no trio.
 """
@@ -111,9 +112,6 @@ class Prebound:
 
     def ports(self) -> dict[int, int]:
         return {n: int(s.getsockname()[1]) for n, s in self.brokers.items()}
-
-    def bootstrap_servers(self, host: str) -> str:
-        return ",".join(f"{host}:{p}" for p in self.ports().values())
 
     def close(self) -> None:
         """Close the sockets not handed over (idempotent)."""

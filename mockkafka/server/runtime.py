@@ -410,7 +410,9 @@ class ClusterServer:
             self.record_error(exc)
         finally:
             self.connections.pop(cid, None)
-            self.state.groups.connection_closed(cid)
+            groups = self.state.groups_if_made  # a connection that made none has none
+            if groups is not None:
+                groups.connection_closed(cid)
             self._open_per_broker[node_id] = self._open_per_broker.get(node_id, 1) - 1
             self.queued.forget(cid)
             big = big or codec.buffered >= BIG_FRAME

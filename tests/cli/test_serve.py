@@ -199,7 +199,9 @@ def test_port_in_use_is_one_line_naming_the_port() -> None:
         (("--port", "70000"), "port 70000 out of range"),
         (("--default-replication-factor", "2"), "default_replication_factor must be between"),
         (("--topic", "t:1:3"), "only 1 brokers"),
-        (("--bogus",), "unrecognized arguments: --bogus"),
+        (("--bogus",), "unrecognized arguments: --bogus (see mockkafka serve --help)"),
+        (("--brokres", "3"), "unrecognized arguments: --brokres 3; did you mean --brokers?"),
+        (("--broker=3",), "unrecognized arguments: --broker=3; did you mean --brokers?"),
         (("--user", "alice"), "invalid user 'alice': expected NAME:PASSWORD"),
         (("--security-protocol", "SASL_PLAIN"), "SASL_PLAINTEXT"),
         (("--security-protocol", "SASL_PLAINTEXT"), "users"),
@@ -306,3 +308,26 @@ def test_a_failing_traffic_file_is_reported_once_and_serving_goes_on(
         "traffic is no longer written"
     ]
     assert writer.written == 2
+
+
+@pytest.mark.parametrize(
+    ("argv", "text"),
+    [
+        (
+            ["apis", "--kafka-versoin", "3.9"],
+            "mockkafka apis: unrecognized arguments: --kafka-versoin 3.9; "
+            "did you mean --kafka-version?",
+        ),
+        (
+            ["proxy", "--upstream", "h:1", "--scenaro", "x"],
+            "mockkafka proxy: unrecognized arguments: --scenaro x; did you mean --scenario?",
+        ),
+    ],
+)
+def test_a_misspelt_flag_of_any_command_is_named_by_it_with_a_did_you_mean(
+    argv: list[str], text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.startswith(text)

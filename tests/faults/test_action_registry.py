@@ -173,7 +173,9 @@ def _import_copy(tmp_path, monkeypatch, extra: dict[str, str]):
         (pkg / name).write_text(textwrap.dedent(text))
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
-        return importlib.import_module("mockkafka_actions_copy")
+        copy = importlib.import_module("mockkafka_actions_copy")
+        dict(copy.ACTIONS)  # found on first use: while the copy is importable
+        return copy
     finally:
         for name in [m for m in sys.modules if m.startswith("mockkafka_actions_copy")]:
             del sys.modules[name]

@@ -245,8 +245,8 @@ class BrokerProcess:
             self.stop()
             raise RuntimeError(f"mockkafka serve did not start: {line!r} {self.stderr()}")
         self.host, self.port = m.group(1), int(m.group(2))
-        # `serve` prints its address before it loads the broker (server/prebind.py): the
-        # fd and memory baselines of the probes are those of a broker that answers.
+        # One answer first, so that the fd and memory baselines of the probes are those of
+        # a broker that has answered (a connection, its buffers).
         try:
             self.health()
         except Exception as exc:

@@ -39,13 +39,15 @@ Then run ``python tools/gen_fault_actions.py`` (rewrites the ``Rule`` builder
 methods in ``faults/_builders.py``, the scenario JSON Schema, the control endpoint's OpenAPI
 document and the action reference in ``docs/faults.md``; tests fail while they are stale).
 The YAML ``fault:`` keys, the control endpoint, ``fault_plans()`` and the coverage report
-read this registry at import time. Write the docs section and a test against a real client.
+read this registry; it finds the action modules on its first use. Write the docs section
+and a test against a real client.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable, Iterator, Mapping
 
 from mockkafka.faults.actions._base import (
     AFTER,
@@ -88,10 +90,39 @@ def _discover() -> dict[str, type[Action]]:
     return dict(sorted(found.items(), key=lambda kv: (kv[1].ORDER, kv[0])))
 
 
+class _Registry(Mapping[str, type[Action]]):
+    """Fault actions by ``NAME`` (those ``keep`` accepts), in ``ORDER``, found in this
+    package on first use: a process that adds no rule (a ``mockkafka serve`` start, issue
+    33) imports none of their modules. Raises RuntimeError then for two actions of one
+    name or an unknown ``PHASE``."""
+
+    def __init__(self, keep: Callable[[type[Action]], bool] | None = None) -> None:
+        self._keep = keep
+        self._found: dict[str, type[Action]] | None = None
+
+    def _actions(self) -> dict[str, type[Action]]:
+        found = self._found
+        if found is None:
+            found = _discover()
+            if self._keep is not None:
+                found = {n: c for n, c in found.items() if self._keep(c)}
+            self._found = found
+        return found
+
+    def __getitem__(self, name: str) -> type[Action]:
+        return self._actions()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._actions())
+
+    def __len__(self) -> int:
+        return len(self._actions())
+
+
 #: Every fault action by ``NAME``, in ``ORDER``.
-ACTIONS: dict[str, type[Action]] = _discover()
+ACTIONS: Mapping[str, type[Action]] = _Registry()
 #: The actions a YAML ``fault:`` step (and the control endpoint) can name.
-SCENARIO_ACTIONS: dict[str, type[Action]] = {n: c for n, c in ACTIONS.items() if c.SCENARIO}
+SCENARIO_ACTIONS: Mapping[str, type[Action]] = _Registry(lambda c: c.SCENARIO)
 
 
 def action_named(name: str) -> type[Action]:
