@@ -32,7 +32,6 @@ from mockkafka._api.verb_args import (
 from mockkafka.cluster.acls import AclBinding, AclFilter
 from mockkafka.cluster.configs import check_broker_configs, config_text, set_group_configs
 from mockkafka.cluster.coordinators import GROUP
-from mockkafka.cluster.groups import OFFSET_METADATA_MAX_BYTES
 from mockkafka.cluster.produce import append_records
 from mockkafka.cluster.quotas import client_quotas, make_entity
 from mockkafka.cluster.transactions import STATE_NAMES
@@ -252,6 +251,8 @@ class ClusterVerbs(AclVerbs):
         """
 
         def do() -> None:
+            from mockkafka.cluster.groups import OFFSET_METADATA_MAX_BYTES  # made on first use
+
             gc = self._state.groups
             for (topic, partition), _ in offsets.items():
                 self._state.partition(topic, partition)  # raises for an unknown partition
