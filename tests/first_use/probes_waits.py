@@ -126,7 +126,7 @@ def wait_for_committed_in_pytest(client: str) -> None:
         import pytest
         from tests.first_use._clients import GroupConsumer, produce
 
-        @pytest.mark.kafka_topics({{"orders": 1}})
+        @pytest.mark.kafka_cluster(topics={{"orders": 1}})
         def test_commits(kafka_cluster):
             produce({client!r}, kafka_cluster.bootstrap_servers, "orders", [b"a", b"b"])
             with GroupConsumer({client!r}, kafka_cluster.bootstrap_servers, "orders",
@@ -138,7 +138,18 @@ def wait_for_committed_in_pytest(client: str) -> None:
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "test_user.py"
         path.write_text(test)
-        code = pytest.main(["-q", "-p", "no:cacheprovider", "--rootdir", d, str(path)])
+        code = pytest.main(
+            [
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-W",
+                "error::pytest.PytestUnknownMarkWarning",
+                "--rootdir",
+                d,
+                str(path),
+            ]
+        )
     assert code == 0, f"the user's pytest session exited {code}"
 
 
