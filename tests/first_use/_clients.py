@@ -74,6 +74,8 @@ class GroupConsumer:
         self.client, self.bootstrap, self.topic, self.group = client, bootstrap, topic, group
         self.commit, self.max_s, self.settings = commit, max_s, settings
         self.records: list[tuple[int, int, bytes | None]] = []
+        #: the CreateTime (ms) of each record, in the order of ``records``
+        self.timestamps: list[int] = []
         self.errors: list[BaseException] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"{client}-consumer", daemon=True)
@@ -98,7 +100,9 @@ class GroupConsumer:
         if self.errors and self.errors[0] is not None:
             raise self.errors[0]
 
-    def wait_records(self, count: int, timeout: float = 20.0) -> list[tuple[int, int, bytes | None]]:
+    def wait_records(
+        self, count: int, timeout: float = 20.0
+    ) -> list[tuple[int, int, bytes | None]]:
         deadline = time.monotonic() + timeout
         while len(self.records) < count and time.monotonic() < deadline:
             if self.errors:
@@ -143,6 +147,7 @@ class GroupConsumer:
                         raise KafkaException(m.error())
                     continue
                 self.records.append((m.partition(), m.offset(), m.value()))
+                self.timestamps.append(m.timestamp()[1])
                 if self.commit:
                     c.commit(m, asynchronous=False)
         finally:
@@ -165,6 +170,7 @@ class GroupConsumer:
                 for batch in got.values():
                     for m in batch:
                         self.records.append((m.partition, m.offset, m.value))
+                        self.timestamps.append(m.timestamp)
                 if got and self.commit:
                     c.commit()
         finally:
@@ -191,6 +197,7 @@ class GroupConsumer:
                     for batch in got.values():
                         for m in batch:
                             self.records.append((m.partition, m.offset, m.value))
+                            self.timestamps.append(m.timestamp)
                     if got and self.commit:
                         await c.commit()
             finally:
