@@ -56,7 +56,9 @@ class GroupConsumer:
     """A member of ``group`` subscribed to ``topic``, polling on its own thread.
 
     ``records`` collects ``(partition, offset, value)``; with ``commit=True`` the consumer
-    commits synchronously after each batch it got (auto-commit stays at its default too).
+    commits synchronously after each batch it got (auto-commit stays at its default too);
+    with ``tolerate_commit_errors=True`` a refused commit (a rebalance, a moved coordinator)
+    is let go, as an app does whose next commit covers it.
     ``protocol="consumer"`` joins with KIP-848 (confluent-kafka and kafka-python... where the
     client speaks it). Use as a context manager; leaving closes the consumer."""
 
@@ -68,11 +70,15 @@ class GroupConsumer:
         group: str,
         *,
         commit: bool = False,
+        tolerate_commit_errors: bool = False,
         max_s: float = 60.0,
         **settings: Any,
     ) -> None:
         self.client, self.bootstrap, self.topic, self.group = client, bootstrap, topic, group
         self.commit, self.max_s, self.settings = commit, max_s, settings
+        self.tolerate_commit_errors = tolerate_commit_errors
+        #: commits refused (only with ``tolerate_commit_errors``)
+        self.commit_errors: list[BaseException] = []
         self.records: list[tuple[int, int, bytes | None]] = []
         #: the CreateTime (ms) of each record, in the order of ``records``
         self.timestamps: list[int] = []
@@ -118,6 +124,14 @@ class GroupConsumer:
     def _running(self, started: float) -> bool:
         return not self._stop.is_set() and time.monotonic() - started < self.max_s
 
+    def _commit(self, commit: Any) -> None:
+        try:
+            commit()
+        except Exception as e:
+            if not self.tolerate_commit_errors:
+                raise
+            self.commit_errors.append(e)
+
     def _run(self) -> None:
         try:
             getattr(self, "_run_" + self.client.replace("-", "_"))()
@@ -149,7 +163,7 @@ class GroupConsumer:
                 self.records.append((m.partition(), m.offset(), m.value()))
                 self.timestamps.append(m.timestamp()[1])
                 if self.commit:
-                    c.commit(m, asynchronous=False)
+                    self._commit(lambda m=m: c.commit(message=m, asynchronous=False))
         finally:
             c.close()
 
@@ -172,7 +186,7 @@ class GroupConsumer:
                         self.records.append((m.partition, m.offset, m.value))
                         self.timestamps.append(m.timestamp)
                 if got and self.commit:
-                    c.commit()
+                    self._commit(c.commit)
         finally:
             c.close()
 
@@ -199,9 +213,21 @@ class GroupConsumer:
                             self.records.append((m.partition, m.offset, m.value))
                             self.timestamps.append(m.timestamp)
                     if got and self.commit:
-                        await c.commit()
+                        try:
+                            await c.commit()
+                        except Exception as e:
+                            if not self.tolerate_commit_errors:
+                                raise
+                            self.commit_errors.append(e)
             finally:
-                await c.stop()
+                try:
+                    await c.stop()
+                except asyncio.CancelledError:
+                    # aiokafka 0.14's Fetcher.close() cancels and awaits a fetch task that
+                    # sleeps its retry backoff after a failed fetch (a broker restarted):
+                    # stop() then raises CancelledError though the consumer is closed
+                    if asyncio.current_task().cancelling():  # type: ignore[union-attr]
+                        raise
 
         asyncio.run(run())
 
@@ -262,8 +288,13 @@ class KeptProducer:
             from confluent_kafka import KafkaException
 
             errors: list[Any] = []
+
+            def delivered(err: Any, _msg: Any) -> None:
+                if err is not None:
+                    errors.append(err)
+
             for v in values:
-                self._p.produce(topic, v, on_delivery=lambda e, _m: e and errors.append(e), **kw)
+                self._p.produce(topic, v, on_delivery=delivered, **kw)
             left = self._p.flush(30)
             if left or errors:
                 raise KafkaException(errors[0] if errors else f"{left} record(s) not delivered")

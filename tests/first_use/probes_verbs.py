@@ -465,7 +465,7 @@ def verb_set_client_quotas(client: str) -> None:
         throttled = [
             ex
             for ex in cluster.traffic.requests("Produce", answered=True)
-            if ex.response.get("throttle_time_ms", 0) > 0
+            if (ex.response or {}).get("throttle_time_ms", 0) > 0
         ]
         assert throttled, "no Produce answer carried throttle_time_ms"
 
