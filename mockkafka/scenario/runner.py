@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import threading
+import time
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -53,12 +54,23 @@ from mockkafka.scenario.plan import (
     WhenTransaction,
 )
 from mockkafka.scenario.seed import seed_records
-from mockkafka.server.waits import Seen
+from mockkafka.server.waits import Seen, check_timeout
 
 if TYPE_CHECKING:
     from mockkafka.cluster.state import ClusterState
 
 T = TypeVar("T")
+
+#: How long ``check()`` gives a failed ``expect:`` to come true once every step ran, and how
+#: often it looks again meanwhile.
+SETTLE_S = 5.0
+SETTLE_POLL_S = 0.05
+
+
+def check_settle(settle: float) -> None:
+    """``settle`` is a number of seconds >= 0 (ConfigError otherwise)."""
+    check_timeout(settle)
+
 
 #: Arguments passed by position (the rest by keyword), as the Python verbs take them.
 _POSITIONAL = {"topic", "partition", "broker", "group", "transactional_id", "caps", "configs"}
@@ -565,10 +577,22 @@ class ScenarioThread:
             return [f"the scenario runner raised {self._error!r}"]
         return self.run.failures()
 
-    def check(self) -> None:
-        """Raise AssertionError listing every failed expectation and step not run."""
+    def check(self, *, settle: float = SETTLE_S) -> None:
+        """Raise AssertionError listing every failed expectation and step not run.
+
+        ``expect:`` describes the state the app reaches *after* the last step (a group
+        through its last rebalance, a commit of the last records): once every step ran, a
+        failed expectation is looked at again, as the cluster changes, for up to ``settle``
+        seconds before it counts (issue 33: ``run.check()`` straight after ``run.wait()``
+        saw rebalance-storm's group still PreparingRebalance). ``settle=0`` judges at once.
+        """
         __tracebackhide__ = True
+        check_settle(settle)
         failures = self.failures()
+        deadline = time.monotonic() + settle
+        while failures and not self._thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(SETTLE_POLL_S)  # the caller's thread; the cluster's loop runs on
+            failures = self.failures()
         if failures:
             raise AssertionError(self.run.report(failures))
 
@@ -614,5 +638,12 @@ async def run_async(
         r.setup()
         await r.play()
         failures = r.failures()
+    deadline = time.monotonic() + SETTLE_S  # as ScenarioThread.check: expect: may settle
+    while failures and time.monotonic() < deadline:
+        await trio.sleep(SETTLE_POLL_S)
+        if isinstance(cluster, AsyncProxy):
+            failures = await trio.to_thread.run_sync(r.failures)
+        else:
+            failures = r.failures()
     if failures:
         raise AssertionError(r.report(failures))

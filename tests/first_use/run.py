@@ -113,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     if not chosen:
         print("no item matches", args.only, file=sys.stderr)
         return 2
-    runs = [it for it in chosen for _ in range(args.repeat)]
+    # round by round: a run stopped by --budget has run every item as often as it could
+    runs = [it for _ in range(args.repeat) for it in chosen]
     if args.shuffle is not None:
         random.Random(args.shuffle).shuffle(runs)
     started = time.monotonic()
