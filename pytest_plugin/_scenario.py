@@ -127,13 +127,22 @@ def start(item: pytest.Item, scenario: Scenario | None, cluster: Cluster) -> Non
         return
     target: Any = getattr(cluster, "proxy", None) or cluster
     if target is not cluster:
-        from mockkafka.scenario.model import ScenarioError
-
-        try:
-            scenario.check_runs_on(target)
-        except ScenarioError as exc:
-            pytest.skip(f"--kafka-backend=kafka: {exc.message}")
+        skip_unless_it_runs_on(scenario, cluster)
     item.stash[RUN_KEY] = scenario.start(target)
+
+
+def skip_unless_it_runs_on(scenario: Scenario, real: Any) -> None:
+    """With ``--kafka-backend=kafka``: skip the test (stopping the real cluster's proxy),
+    listing *everything* of ``scenario`` a proxy in front of the real broker cannot run
+    (too few brokers, steps that need the fake, ...), not just the first problem."""
+    __tracebackhide__ = True
+    from mockkafka.scenario.model import ScenarioError
+
+    try:
+        scenario.check_runs_on(real.proxy)
+    except ScenarioError as exc:
+        real.stop()
+        pytest.skip(f"--kafka-backend=kafka: {exc.message}")
 
 
 def finish(item: pytest.Item) -> None:

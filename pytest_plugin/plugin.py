@@ -72,7 +72,7 @@ from ._options import (
 from ._report import broker_error, format_broker_errors, jsonl_name
 
 if TYPE_CHECKING:
-    from mockkafka import Cluster
+    from mockkafka import Cluster, Scenario
 
 
 from . import _backend, _scenario
@@ -209,11 +209,18 @@ def _traffic_dir(config: pytest.Config) -> Path | None:
     return Path(config.invocation_params.dir, str(raw))
 
 
-def _start(request: pytest.FixtureRequest, opts: ClusterOptions, label: str) -> Cluster:
+def _start(
+    request: pytest.FixtureRequest,
+    opts: ClusterOptions,
+    label: str,
+    scenario: Scenario | None = None,
+) -> Cluster:
     __tracebackhide__ = True
     name, version = _backend.backend(request.config)
     if name == "kafka":  # a real Apache Kafka broker (see _backend.py)
         real: Any = _backend.RealKafkaCluster(version, _backend.proxy_upstream(request.config))
+        if scenario is not None:  # every problem at once: brokers, steps, checks
+            _scenario.skip_unless_it_runs_on(scenario, real)
         _backend.check_brokers(real, opts.brokers, opts.sources.get("brokers"))
         create_topics(real, opts)
         return cast("Cluster", real)
@@ -277,7 +284,7 @@ def kafka_cluster(
     opts = resolve_options(
         request, kafka_cluster_options, scenario_options=_scenario.cluster_options(scenario)
     )
-    cluster = _start(request, opts, "kafka_cluster")
+    cluster = _start(request, opts, "kafka_cluster", scenario)
     try:
         _scenario.start(request.node, scenario, cluster)
         yield cluster
