@@ -1,20 +1,48 @@
 """Producing and consuming as a user writes it, with each Python client family at its
 defaults (only ``auto.offset.reset=earliest``, which every test that reads what it wrote
-sets). Every loop is bounded: a consumer thread stops when told or after ``max_s``."""
+sets). Every loop is bounded: a consumer thread stops when told or after ``max_s``.
+
+``FIRST_USE_CLIENT_LOG=DIR`` writes kafka-python's and aiokafka's DEBUG logs of each run to
+``DIR/<pid>.log`` (the path is printed to stderr, so a failed run's output names it)."""
 
 from __future__ import annotations
 
+import logging
+import os
+import sys
 import threading
 import time
 from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
+_debug_log_path: str | None = None
+
+
+def _client_debug_log() -> None:
+    """Send the Python clients' DEBUG logs to a file when ``FIRST_USE_CLIENT_LOG`` names a
+    directory (once per process)."""
+    global _debug_log_path
+    folder = os.environ.get("FIRST_USE_CLIENT_LOG")
+    if not folder or _debug_log_path is not None:
+        return
+    os.makedirs(folder, exist_ok=True)
+    _debug_log_path = os.path.join(folder, f"{os.getpid()}.log")
+    handler = logging.FileHandler(_debug_log_path)
+    handler.setFormatter(
+        logging.Formatter("%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s")
+    )
+    for name in ("kafka", "aiokafka"):
+        logging.getLogger(name).setLevel(logging.DEBUG)
+        logging.getLogger(name).addHandler(handler)
+    print(f"client DEBUG log: {_debug_log_path}", file=sys.stderr, flush=True)
+
 
 def produce(
     client: str, bootstrap: str, topic: str, values: Sequence[bytes], **settings: Any
 ) -> None:
     """Send ``values`` to ``topic`` and wait for every acknowledgement; raise on a failure."""
+    _client_debug_log()
     if client == "confluent":
         from confluent_kafka import KafkaException, Producer
 
@@ -87,6 +115,7 @@ class GroupConsumer:
         self._thread = threading.Thread(target=self._run, name=f"{client}-consumer", daemon=True)
 
     def __enter__(self) -> GroupConsumer:
+        _client_debug_log()
         self._thread.start()
         return self
 
@@ -180,7 +209,12 @@ class GroupConsumer:
         started = time.monotonic()
         try:
             while self._running(started):
-                got = c.poll(timeout_ms=100)
+                # 1000 ms, the common value, not 100: kafka-python 3.0.12 drops a rejoin that
+                # completes while no poll() waits for it and then stays silent (no Fetch, no
+                # Heartbeat; README "Tested clients", also against Kafka 4.4). A poll that
+                # ends before its JoinGroup is answered opens that window; a short timeout
+                # makes that likely, 1000 ms rare (poll returns as soon as records arrive).
+                got = c.poll(timeout_ms=1000)
                 for batch in got.values():
                     for m in batch:
                         self.records.append((m.partition, m.offset, m.value))

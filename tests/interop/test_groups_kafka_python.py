@@ -36,6 +36,7 @@ from kafka import KafkaAdminClient, KafkaConsumer
 
 import mockkafka
 from mockkafka import GroupView
+from mockkafka.cluster.consumer_protocol import decode_assignment
 from tests.interop._groups_helpers import (
     consumer_process,
     group_cluster,
@@ -292,3 +293,52 @@ def test_two_consumers_in_one_process_with_short_polls_both_get_partitions(attem
         finally:
             a.close()
             b.close()
+
+
+def test_kafka_python_3_0_loses_a_rejoin_answered_between_polls() -> None:
+    # Pins the client bug README "Tested clients" describes (the first-use tier met it as a
+    # 1-in-30 stall under load; Kafka 4.4 behind mockkafka.Proxy gives the same traffic). A
+    # lone consumer at defaults, group_initial_rebalance_delay_ms=0: its first join assigns
+    # nothing when it has no metadata for the topic yet (made certain here by answering that
+    # Metadata 1 s late), the metadata then makes it rejoin. That JoinGroup is answered
+    # 200 ms late, while the application works 300 ms between poll(timeout_ms=100) calls:
+    # kafka-python never applies the SyncGroup's assignment.
+    import kafka
+
+    with mockkafka.Cluster(topics={"orders": 1}) as cluster:
+        for v in (b"a", b"b", b"c"):
+            cluster.produce("orders", v)
+        cluster.faults.on("Metadata", topic="orders").once().delay(ms=1000)
+        # the 3rd JoinGroup: MEMBER_ID_REQUIRED, generation 1, the rejoin (generation 2)
+        late = cluster.faults.on("JoinGroup").nth(3).delay(ms=200)
+        c = KafkaConsumer(
+            "orders",
+            bootstrap_servers=cluster.bootstrap_servers,
+            group_id="billing",
+            auto_offset_reset="earliest",
+        )
+        got: list[bytes] = []
+        try:
+            deadline = time.monotonic() + 4
+            while time.monotonic() < deadline and not got:
+                for msgs in c.poll(timeout_ms=100).values():
+                    got.extend(m.value for m in msgs)
+                time.sleep(0.3)  # the application's own work
+            coordinator = c._coordinator
+            stuck = (str(coordinator.state), coordinator.need_rejoin(), c.assignment())
+        finally:
+            c.close()
+        joins = cluster.traffic.requests("JoinGroup", group="billing", answered=True)
+        syncs = cluster.traffic.requests("SyncGroup", group="billing", answered=True)
+    assert late.fired == 1 and len(joins) == 3, "premise: the consumer rejoined once"
+    assert joins[2].response is not None and joins[2].response["generation_id"] == 2
+    (gen2,) = [s for s in syncs if s.request and s.request["generation_id"] == 2]
+    assert gen2.response is not None
+    assigned_bytes = gen2.response["assignment"]
+    assert decode_assignment(assigned_bytes).partitions == {"orders": (0,)}
+    after = cluster.traffic.requests(
+        ["OffsetFetch", "Fetch", "Heartbeat"], client_id="kafka-python-*", since_seq=gen2.seq
+    )
+    fixed = f"kafka-python {kafka.__version__} applies the rejoin now"
+    assert not got and not after, f"{fixed}: update README 'Tested clients'"
+    assert stuck == ("<rebalancing>", False, set()), f"{fixed}? {stuck}"
