@@ -775,8 +775,9 @@ class NoDuplicates(_Data):
 
 @dataclass(frozen=True, slots=True, repr=False)
 class Committed(_Data):
-    """``group`` committed at least ``offset`` (``"end"``: the high watermark) on each
-    partition of ``topic`` (or on ``partition``)."""
+    """``group`` committed at least ``offset`` (``"end"``: the high watermark; a partition
+    that holds nothing to read owes no commit) on each partition of ``topic`` (or on
+    ``partition``)."""
 
     group: str
     topic: str

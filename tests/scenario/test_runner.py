@@ -81,7 +81,7 @@ steps:
   - stop_broker: {broker: 1}
 expect:
   records: {topic: t, at_least: 1}
-  committed: {group: g, topic: t}
+  committed: {group: g, topic: t, offset: 1}
   group_state: {group: nobody}
   transaction_state: {transactional_id: tx, state: CompleteCommit}
   traffic: {api: Produce, at_least: 1}
@@ -101,7 +101,7 @@ expect:
     assert lines[2:8] == [
         "  - step 3 stop_broker never ran (an earlier step did not)",
         "  - Records: t holds 0 records, expected >= 1",
-        "  - Committed: group 'g' committed None on t-0, expected >= 0 (the high watermark)",
+        "  - Committed: group 'g' committed None on t-0, expected >= 1",
         "  - GroupState: group 'nobody' does not exist",
         "  - TransactionState: transactional id 'tx' is unknown",
         "  - TrafficCount: 0 Produce exchanges, expected >= 1",
@@ -305,3 +305,22 @@ def test_check_gives_the_app_time_to_reach_the_expected_end_state() -> None:
             app.join(5)
         with pytest.raises(mockkafka.ConfigError, match="seconds >= 0"):
             run.check(settle=-1)
+
+
+def test_committed_to_the_end_owes_no_commit_on_a_partition_with_nothing_to_read() -> None:
+    # issue 33's first-use tier: a keyless producer's sticky partitioner left one of three
+    # partitions empty, and committed: {offset: end} failed there though the app had read
+    # (and committed) everything there was
+    sc = Scenario.from_yaml(
+        "name: ends\ntopics: {orders: {partitions: 2}}\n"
+        "expect:\n  committed: {group: g, topic: orders, offset: end}\n"
+    )
+    with mockkafka.Cluster() as c:
+        run = sc.start(c)
+        assert run.wait(10)
+        c.produce("orders", b"x", partition=0)
+        assert run.failures() == [
+            "Committed: group 'g' committed None on orders-0, expected >= 1 (the high watermark)"
+        ]
+        c.commit_offsets("g", {("orders", 0): 1})
+        assert run.failures() == []  # orders-1 is empty: nothing owed
