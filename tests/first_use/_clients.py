@@ -80,6 +80,50 @@ def produce(
         raise ValueError(client)
 
 
+def values(n: int, tag: str = "v") -> list[bytes]:
+    """``n`` distinct record values (``tag-000``, ``tag-001``, ...)."""
+    return [f"{tag}-{i:03d}".encode() for i in range(n)]
+
+
+def stored(cluster: Any, topic: str) -> list[bytes | None]:
+    """Every value ``topic`` holds on the cluster, partition by partition, in offset order."""
+    out: list[bytes | None] = []
+    for p in cluster.topic(topic).partitions:
+        out.extend(r.value for r in p.records())
+    return out
+
+
+class ShareMember:
+    """A confluent-kafka ``ShareConsumer`` of share group ``group`` polling ``topic`` on its
+    own thread (bounded: 60 s) until the block ends."""
+
+    def __init__(self, bootstrap: str, topic: str, group: str) -> None:
+        self.bootstrap, self.topic, self.group = bootstrap, topic, group
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="share-member", daemon=True)
+
+    def __enter__(self) -> ShareMember:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(30)
+
+    def _run(self) -> None:
+        from confluent_kafka import ShareConsumer
+
+        c = ShareConsumer({"bootstrap.servers": self.bootstrap, "group.id": self.group})
+        c.subscribe([self.topic])
+        try:
+            for _ in range(600):
+                if self._stop.is_set():
+                    break
+                c.poll(0.1)
+        finally:
+            c.close()
+
+
 class GroupConsumer:
     """A member of ``group`` subscribed to ``topic``, polling on its own thread.
 

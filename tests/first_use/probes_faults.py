@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tests.first_use._clients import GroupConsumer, produce
+from tests.first_use._clients import GroupConsumer, produce, stored, values
 from tests.first_use.registry import probe
 
 if TYPE_CHECKING:
@@ -16,18 +16,6 @@ if TYPE_CHECKING:
 #: The client families whose producer is idempotent at its defaults (kafka-python 3);
 #: librdkafka and aiokafka are not, so a batch whose answer was lost is stored twice.
 IDEMPOTENT_BY_DEFAULT = ("kafka-python",)
-
-
-def _values(n: int, tag: str = "v") -> list[bytes]:
-    return [f"{tag}-{i:03d}".encode() for i in range(n)]
-
-
-def _stored(cluster: mockkafka.Cluster, topic: str) -> list[bytes | None]:
-    """Every value the topic holds, partition by partition, in offset order."""
-    out: list[bytes | None] = []
-    for p in cluster.topic(topic).partitions:
-        out.extend(r.value for r in p.records())
-    return out
 
 
 def _fired(cluster: mockkafka.Cluster, rule: Any, timeout: float = 10.0) -> None:
@@ -67,10 +55,10 @@ def fault_error_per_partition(client: str) -> None:
             .times(2)
             .error("NOT_LEADER_OR_FOLLOWER")
         )
-        want = _values(50)
+        want = values(50)
         produce(client, cluster.bootstrap_servers, "orders", want)
         assert rule.fired == 2, rule
-        assert _stored(cluster, "orders") == want
+        assert stored(cluster, "orders") == want
         failed = cluster.traffic.requests("Produce", fault=rule)
         assert len(failed) == 2, failed
         assert cluster.traffic.requests("Metadata", since_seq=failed[0].seq), (
@@ -86,7 +74,7 @@ def fault_error_request_level(client: str) -> None:
     import mockkafka
 
     with mockkafka.Cluster(topics={"orders": 2}) as cluster:
-        want = _values(20)
+        want = values(20)
         produce(client, cluster.bootstrap_servers, "orders", want)
         rule = cluster.faults.on("FindCoordinator").once().error("COORDINATOR_NOT_AVAILABLE")
         with GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0") as c:
@@ -108,7 +96,7 @@ def fault_error_with_probability_seed(client: str) -> None:
     import mockkafka
 
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
-        want = _values(30)
+        want = values(30)
         produce(client, cluster.bootstrap_servers, "orders", want)
         rule = (
             cluster.faults.on("Fetch", topic="orders")
@@ -133,12 +121,12 @@ def fault_error_nth(client: str) -> None:
 
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
         rule = cluster.faults.on("Fetch", topic="orders").nth(3).error("NOT_LEADER_OR_FOLLOWER")
-        first = _values(10, "a")
+        first = values(10, "a")
         produce(client, cluster.bootstrap_servers, "orders", first)
         with GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0") as c:
             c.wait_records(10)
             _fired(cluster, rule)
-            later = _values(10, "b")
+            later = values(10, "b")
             produce(client, cluster.bootstrap_servers, "orders", later)
             c.wait_records(20)
         assert rule.fired == 1 and rule.matched >= 3, rule
@@ -156,12 +144,12 @@ def fault_delay(client: str) -> None:
 
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
         rule = cluster.faults.on("Produce", topic="orders").once().delay(ms=500)
-        want = _values(20)
+        want = values(20)
         produce(client, cluster.bootstrap_servers, "orders", want)
         assert rule.fired == 1, rule
         (ex,) = cluster.traffic.requests("Produce", fault=rule)
         assert ex.duration_ms is not None and ex.duration_ms >= 500, ex.duration_ms
-        assert _stored(cluster, "orders") == want
+        assert stored(cluster, "orders") == want
 
 
 @probe(seconds=40)
@@ -172,7 +160,7 @@ def fault_throttle_every_time(client: str) -> None:
     import mockkafka
 
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
-        want = _values(30)
+        want = values(30)
         produce(client, cluster.bootstrap_servers, "orders", want)
         rule = cluster.faults.on("Fetch", broker=1).every_time().throttle(ms=500)
         with GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0") as c:
@@ -208,7 +196,7 @@ def fault_drop_connection_before(client: str) -> None:
 
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
         rule = cluster.faults.on("Produce", topic="orders").once().drop_connection()
-        want = _values(30)
+        want = values(30)
         produce(client, cluster.bootstrap_servers, "orders", want)
         assert rule.fired == 1, rule
         (dropped,) = cluster.traffic.requests("Produce", fault=rule)
@@ -217,21 +205,21 @@ def fault_drop_connection_before(client: str) -> None:
         assert any(ex.connection_id != dropped.connection_id for ex in later), (
             "the producer did not produce on a new connection"
         )
-        assert _stored(cluster, "orders") == want
+        assert stored(cluster, "orders") == want
 
 
 def _stored_after_lost_answer(cluster: mockkafka.Cluster, client: str, want: list[bytes]) -> None:
     """The batch whose answer was lost is held twice without idempotence (as with Kafka),
     once with it; nothing is lost either way."""
-    stored = _stored(cluster, "orders")
-    held = {v or b"" for v in stored}
+    held_now = stored(cluster, "orders")
+    held = {v or b"" for v in held_now}
     assert held == set(want), f"lost: {sorted(set(want) - held)[:5]}"
     if client in IDEMPOTENT_BY_DEFAULT:
-        assert stored == want, f"an idempotent producer's retry stored {len(stored)} records"
+        assert held_now == want, f"an idempotent producer's retry stored {len(held_now)} records"
     else:
-        assert len(stored) > len(want), (
+        assert len(held_now) > len(want), (
             f"{client} at its defaults is not idempotent: its retry of the applied batch"
-            f" should be stored again, the log holds {len(stored)} of {len(want)}"
+            f" should be stored again, the log holds {len(held_now)} of {len(want)}"
         )
 
 
@@ -243,7 +231,7 @@ def fault_drop_connection_after_processing(client: str) -> None:
 
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
         rule = cluster.faults.on("Produce").once().drop_connection(after_processing=True)
-        want = _values(30)
+        want = values(30)
         produce(client, cluster.bootstrap_servers, "orders", want)
         assert rule.fired == 1, rule
         (ex,) = cluster.traffic.requests("Produce", fault=rule)
@@ -259,7 +247,7 @@ def fault_lost_ack(client: str) -> None:
 
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
         rule = cluster.faults.on("Produce", topic="orders").once().lost_ack()
-        want = _values(30)
+        want = values(30)
         produce(client, cluster.bootstrap_servers, "orders", want)
         assert rule.fired == 1, rule
         (ex,) = cluster.traffic.requests("Produce", fault=rule)
@@ -288,11 +276,11 @@ def _produce_unanswered(client: str, cluster: mockkafka.Cluster, want: list[byte
         try:
             produce(client, cluster.bootstrap_servers, "orders", want, **REQUEST_TIMEOUT[client])
         except RequestTimedOutError:
-            assert _stored(cluster, "orders") == [], "an unanswered Produce was applied"
+            assert stored(cluster, "orders") == [], "an unanswered Produce was applied"
             return
         raise AssertionError("aiokafka's send outlived its request timeout")
     produce(client, cluster.bootstrap_servers, "orders", want, **REQUEST_TIMEOUT[client])
-    assert _stored(cluster, "orders") == want
+    assert stored(cluster, "orders") == want
 
 
 @probe(seconds=60)
@@ -303,7 +291,7 @@ def fault_never_respond(client: str) -> None:
 
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
         rule = cluster.faults.on("Produce", topic="orders").once().never_respond()
-        _produce_unanswered(client, cluster, _values(20))
+        _produce_unanswered(client, cluster, values(20))
         assert rule.fired == 1, rule
         (ex,) = cluster.traffic.requests("Produce", fault=rule)
         assert ex.no_response, ex
@@ -318,7 +306,7 @@ def fault_blackhole_for_ms(client: str) -> None:
 
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
         rule = cluster.faults.on("Produce", topic="orders").blackhole().for_ms(2000)
-        _produce_unanswered(client, cluster, _values(20))
+        _produce_unanswered(client, cluster, values(20))
         assert rule.fired >= 1, rule
         swallowed = cluster.traffic.requests("Produce", fault=rule)
         assert swallowed and all(ex.no_response for ex in swallowed), swallowed
@@ -338,7 +326,7 @@ def fault_partial_trailing_batch(client: str) -> None:
     import mockkafka
 
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
-        want = _values(50)
+        want = values(50)
         produce(client, cluster.bootstrap_servers, "orders", want)
         rule = cluster.faults.on("Fetch", topic="orders").once().partial_trailing_batch()
         with GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0") as c:
@@ -368,7 +356,7 @@ def fault_corrupt_batch(client: str) -> None:
     import mockkafka
 
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
-        want = _values(20)
+        want = values(20)
         produce(client, cluster.bootstrap_servers, "orders", want)
         rule = cluster.faults.on("Fetch", topic="orders").once().corrupt_batch()
         c = GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0", max_s=30)
@@ -385,7 +373,7 @@ def fault_corrupt_batch(client: str) -> None:
             assert seen and "crc" in str(seen[0]).lower(), (
                 f"{client} at its defaults (check_crcs=True) raised {seen!r} on a bad CRC"
             )
-        assert _stored(cluster, "orders") == want
+        assert stored(cluster, "orders") == want
 
 
 @probe(seconds=40)
@@ -397,11 +385,11 @@ def fault_duplicate(client: str) -> None:
 
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
         rule = cluster.faults.on("Fetch", topic="orders").times(3).duplicate()
-        first = _values(10, "a")
+        first = values(10, "a")
         produce(client, cluster.bootstrap_servers, "orders", first)
         with GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0") as c:
             c.wait_records(10)
-            later = _values(10, "b")
+            later = values(10, "b")
             produce(client, cluster.bootstrap_servers, "orders", later)
             c.wait_records(20)
             _fired(cluster, rule)
@@ -435,7 +423,7 @@ def fault_corrupt_payload(client: str) -> None:
             except ValueError:
                 continue
             raise AssertionError(f"a garbled value still parses as JSON: {v!r}")
-        assert _stored(cluster, "orders") == want
+        assert stored(cluster, "orders") == want
 
 
 @probe(seconds=40)
@@ -454,7 +442,7 @@ def fault_schema_id(client: str) -> None:
         got = [v or b"" for _p, _o, v in c.records]
         assert [v[:5] for v in got] == [b"\x00" + (999).to_bytes(4, "big")] * 10, got
         assert [v[5:] for v in got] == [v[5:] for v in want]
-        assert _stored(cluster, "orders") == want
+        assert stored(cluster, "orders") == want
 
 
 @probe(seconds=40)
@@ -466,7 +454,7 @@ def fault_skew_timestamps(client: str) -> None:
     import mockkafka
 
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
-        want = _values(10)
+        want = values(10)
         before = int(time.time() * 1000)
         produce(client, cluster.bootstrap_servers, "orders", want)
         rule = (
@@ -493,12 +481,12 @@ def fault_observe(client: str) -> None:
 
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
         rule = cluster.faults.on("Produce").every_time().observe()
-        want = _values(10)
+        want = values(10)
         produce(client, cluster.bootstrap_servers, "orders", want)
         produces = cluster.traffic.requests("Produce")
         assert rule.fired == len(produces) >= 1, (rule, produces)
         assert cluster.traffic.requests("Produce", fault=rule) == produces
-        assert _stored(cluster, "orders") == want
+        assert stored(cluster, "orders") == want
 
 
 @probe(seconds=40)
@@ -520,14 +508,14 @@ def fault_custom_handler(client: str) -> None:
             ctx.cluster.set_leader("orders", 0, new)
 
         rule = cluster.faults.on("Produce", topic="orders", broker=old).once().handler(move_leader)
-        want = _values(20)
+        want = values(20)
         produce(client, cluster.bootstrap_servers, "orders", want)
         assert rule.fired == 1 and calls == [1], (rule, calls)
         assert cluster.topic("orders").partition(0).leader == new
         (rejected,) = cluster.traffic.requests("Produce", fault=rule)
         assert ErrorCode.NOT_LEADER_OR_FOLLOWER in rejected.error_codes, rejected
         assert cluster.traffic.requests("Produce", broker=new, since_seq=rejected.seq)
-        assert _stored(cluster, "orders") == want
+        assert stored(cluster, "orders") == want
 
 
 @probe(clients=("confluent",), seconds=30)
@@ -547,12 +535,12 @@ def fault_custom_handler_answers(client: str) -> None:
             return error_response(ctx, request, ErrorCode.NOT_LEADER_OR_FOLLOWER)
 
         rule = cluster.faults.on("Produce", topic="orders").once().handler(refuse)
-        want = _values(20)
+        want = values(20)
         produce(client, cluster.bootstrap_servers, "orders", want)
         assert rule.fired == 1 and len(answered) == 1, (rule, answered)
         (ex,) = cluster.traffic.requests("Produce", fault=rule)
         assert ErrorCode.NOT_LEADER_OR_FOLLOWER in ex.error_codes, ex
-        assert _stored(cluster, "orders") == want
+        assert stored(cluster, "orders") == want
 
 
 @probe(clients=("confluent",), seconds=30)
@@ -569,10 +557,10 @@ def fault_after_event(client: str) -> None:
             .once()
             .error("NOT_LEADER_OR_FOLLOWER")
         )
-        produce(client, cluster.bootstrap_servers, "orders", _values(5, "a"))
+        produce(client, cluster.bootstrap_servers, "orders", values(5, "a"))
         assert rule.fired == 0, "the rule fired before its event"
         leader = cluster.topic("orders").partition(0).leader
         cluster.move_leader("orders", 0, to=3 - leader)
-        produce(client, cluster.bootstrap_servers, "orders", _values(5, "b"))
+        produce(client, cluster.bootstrap_servers, "orders", values(5, "b"))
         assert rule.fired == 1, rule
-        assert _stored(cluster, "orders") == _values(5, "a") + _values(5, "b")
+        assert stored(cluster, "orders") == values(5, "a") + values(5, "b")

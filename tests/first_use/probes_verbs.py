@@ -8,22 +8,18 @@ import contextlib
 import threading
 from typing import TYPE_CHECKING
 
-from tests.first_use._clients import GroupConsumer, KeptProducer, produce, txn_producer
+from tests.first_use._clients import (
+    GroupConsumer,
+    KeptProducer,
+    produce,
+    stored,
+    txn_producer,
+    values,
+)
 from tests.first_use.registry import probe
 
 if TYPE_CHECKING:
-    import mockkafka
-
-
-def _values(n: int, tag: str = "v") -> list[bytes]:
-    return [f"{tag}-{i:03d}".encode() for i in range(n)]
-
-
-def _stored(cluster: mockkafka.Cluster, topic: str) -> list[bytes | None]:
-    out: list[bytes | None] = []
-    for p in cluster.topic(topic).partitions:
-        out.extend(r.value for r in p.records())
-    return out
+    pass
 
 
 def _each_once(records: list[tuple[int, int, bytes | None]], want: list[bytes]) -> None:
@@ -36,7 +32,7 @@ def _each_once(records: list[tuple[int, int, bytes | None]], want: list[bytes]) 
     )
 
 
-def _wait_values(c: GroupConsumer, want: list[bytes], timeout: float = 20.0) -> None:
+def _waitvalues(c: GroupConsumer, want: list[bytes], timeout: float = 20.0) -> None:
     """Until the consumer delivered each of ``want`` (at least once)."""
     import time
 
@@ -68,17 +64,17 @@ def verb_move_leader(client: str) -> None:
             KeptProducer(client, cluster.bootstrap_servers) as p,
             GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0") as c,
         ):
-            p.send("orders", _values(10, "a"))
+            p.send("orders", values(10, "a"))
             c.wait_records(10)
             mark = cluster.traffic.mark()
             cluster.move_leader("orders", 0, to=to)
             after = cluster.topic("orders").partition(0)
             assert (after.leader, after.leader_epoch) == (to, before.leader_epoch + 1), after
-            p.send("orders", _values(10, "b"))
+            p.send("orders", values(10, "b"))
             c.wait_records(20)
         assert cluster.traffic.requests("Produce", broker=to, since_seq=mark)
-        assert _stored(cluster, "orders") == _values(10, "a") + _values(10, "b")
-        _each_once(c.records, _values(10, "a") + _values(10, "b"))
+        assert stored(cluster, "orders") == values(10, "a") + values(10, "b")
+        _each_once(c.records, values(10, "a") + values(10, "b"))
 
 
 @probe(seconds=60)
@@ -95,21 +91,21 @@ def verb_stop_and_start_broker(client: str) -> None:
             KeptProducer(client, cluster.bootstrap_servers) as p,
             GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0") as c,
         ):
-            p.send("orders", _values(10, "a"))
+            p.send("orders", values(10, "a"))
             c.wait_records(10)
             cluster.stop_broker(old)
             view = cluster.topic("orders").partition(0)
             assert view.leader != old and old not in view.isr, view
             assert not next(b for b in cluster.brokers if b.node_id == old).running
-            p.send("orders", _values(10, "b"))
+            p.send("orders", values(10, "b"))
             c.wait_records(20, timeout=30)
             cluster.start_broker(old)
             cluster.wait_for_broker(old, timeout=10)
             assert old in cluster.topic("orders").partition(0).isr
-            p.send("orders", _values(10, "c"))
+            p.send("orders", values(10, "c"))
             c.wait_records(30, timeout=30)
-        want = _values(10, "a") + _values(10, "b") + _values(10, "c")
-        assert _stored(cluster, "orders") == want
+        want = values(10, "a") + values(10, "b") + values(10, "c")
+        assert stored(cluster, "orders") == want
         _each_once(c.records, want)
 
 
@@ -126,17 +122,17 @@ def verb_restart_broker(client: str) -> None:
             KeptProducer(client, cluster.bootstrap_servers) as p,
             GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0") as c,
         ):
-            p.send("orders", _values(10, "a"))
+            p.send("orders", values(10, "a"))
             c.wait_records(10)
             cluster.restart_broker(1)
             assert {b.node_id: b.port for b in cluster.brokers} == ports
             assert all(b.running for b in cluster.brokers)
-            p.send("orders", _values(10, "b"))
+            p.send("orders", values(10, "b"))
             c.wait_records(20, timeout=30)
-        assert sorted(v for v in _stored(cluster, "orders") if v) == sorted(
-            _values(10, "a") + _values(10, "b")
+        assert sorted(v for v in stored(cluster, "orders") if v) == sorted(
+            values(10, "a") + values(10, "b")
         )
-        _each_once(c.records, _values(10, "a") + _values(10, "b"))
+        _each_once(c.records, values(10, "a") + values(10, "b"))
 
 
 #: Producers whose default acks is all (-1), so min.insync.replicas is checked: librdkafka
@@ -161,11 +157,11 @@ def verb_set_isr(client: str) -> None:
         grow = threading.Timer(1.5, lambda: cluster.set_isr("orders", 0, to=[1, 2, 3]))
         grow.start()
         try:
-            want = _values(20)
+            want = values(20)
             produce(client, cluster.bootstrap_servers, "orders", want)
         finally:
             grow.join(10)
-        assert _stored(cluster, "orders") == want
+        assert stored(cluster, "orders") == want
         refused = cluster.traffic.requests("Produce", with_error="NOT_ENOUGH_REPLICAS")
         if client in ACKS_ALL_BY_DEFAULT:
             assert refused, "an acks=all Produce was accepted with the ISR below min.insync"
@@ -183,18 +179,18 @@ def verb_truncate_log(client: str) -> None:
 
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
         # two batches, so that offset 10 is a batch boundary (truncation drops whole batches)
-        produce(client, cluster.bootstrap_servers, "orders", _values(10, "a"))
-        produce(client, cluster.bootstrap_servers, "orders", _values(10, "a2"))
+        produce(client, cluster.bootstrap_servers, "orders", values(10, "a"))
+        produce(client, cluster.bootstrap_servers, "orders", values(10, "a2"))
         with GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0") as c:
             c.wait_records(20)
             epoch = cluster.topic("orders").partition(0).leader_epoch
             cluster.truncate_log("orders", 0, to_offset=10)
             view = cluster.topic("orders").partition(0)
             assert view.high_watermark == 10 and view.leader_epoch > epoch, view
-            new = _values(5, "b")
+            new = values(5, "b")
             produce(client, cluster.bootstrap_servers, "orders", new)
-            _wait_values(c, new)
-        assert _stored(cluster, "orders") == _values(10, "a") + new
+            _waitvalues(c, new)
+        assert stored(cluster, "orders") == values(10, "a") + new
         after = [(o, v) for _p, o, v in c.records if v in new]
         assert sorted(after) == [(10 + i, v) for i, v in enumerate(new)], after
 
@@ -210,7 +206,7 @@ def verb_delete_records(client: str) -> None:
     import mockkafka
 
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
-        want = _values(30)
+        want = values(30)
         produce(client, cluster.bootstrap_servers, "orders", want)
         assert cluster.delete_records("orders", 0, before_offset=15) == 15
         assert cluster.topic("orders").partition(0).log_start_offset == 15
@@ -254,14 +250,14 @@ def verb_recreate_topic(client: str) -> None:
     import mockkafka
 
     with mockkafka.Cluster(topics={"orders": 2}) as cluster:
-        produce(client, cluster.bootstrap_servers, "orders", _values(5, "old"))
+        produce(client, cluster.bootstrap_servers, "orders", values(5, "old"))
         before = cluster.topic("orders")
         after = cluster.recreate_topic("orders")
         assert after.topic_id != before.topic_id and len(after.partitions) == 2, after
-        assert _stored(cluster, "orders") == []
-        new = _values(5, "new")
+        assert stored(cluster, "orders") == []
+        new = values(5, "new")
         produce(client, cluster.bootstrap_servers, "orders", new)
-        assert sorted(v for v in _stored(cluster, "orders") if v) == new
+        assert sorted(v for v in stored(cluster, "orders") if v) == new
         with GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0") as c:
             c.wait_records(5)
         _each_once(c.records, new)
@@ -275,13 +271,13 @@ def verb_delete_topic(client: str) -> None:
     import mockkafka
 
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
-        produce(client, cluster.bootstrap_servers, "orders", _values(5, "old"))
+        produce(client, cluster.bootstrap_servers, "orders", values(5, "old"))
         old_id = cluster.topic("orders").topic_id
         cluster.delete_topic("orders")
         assert "orders" not in cluster.topics()
-        produce(client, cluster.bootstrap_servers, "orders", _values(5, "new"))
+        produce(client, cluster.bootstrap_servers, "orders", values(5, "new"))
         assert cluster.topic("orders").topic_id != old_id
-        assert _stored(cluster, "orders") == _values(5, "new")
+        assert stored(cluster, "orders") == values(5, "new")
 
 
 @probe(seconds=40)
@@ -304,7 +300,7 @@ def verb_set_topic_config(client: str) -> None:
         assert cluster.traffic.requests("Produce", with_error="MESSAGE_TOO_LARGE")
         cluster.set_topic_config("orders", {"max.message.bytes": None})
         produce(client, cluster.bootstrap_servers, "orders", big)
-        assert _stored(cluster, "orders") == big
+        assert stored(cluster, "orders") == big
 
 
 @probe(seconds=40)
@@ -330,7 +326,7 @@ def verb_cap_api_versions(client: str) -> None:
 
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
         cluster.cap_api_versions({"Fetch": 11})
-        want = _values(10)
+        want = values(10)
         produce(client, cluster.bootstrap_servers, "orders", want)
         with GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0") as c:
             c.wait_records(10)
@@ -360,7 +356,7 @@ def verb_commit_offsets(client: str) -> None:
     import mockkafka
 
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
-        want = _values(10)
+        want = values(10)
         produce(client, cluster.bootstrap_servers, "orders", want)
         cluster.commit_offsets("g0", {("orders", 0): 4})
         assert cluster.committed_offsets("g0") == {("orders", 0): 4}
@@ -383,7 +379,7 @@ def verb_trigger_rebalance(client: str) -> None:
                 "g0", members=1, where=lambda g: g.generation_id > g1.generation_id, timeout=20
             )
             assert g2.rebalances > g1.rebalances, (g1, g2)
-            want = _values(10)
+            want = values(10)
             produce(client, cluster.bootstrap_servers, "orders", want)
             c.wait_records(10)
         _each_once(c.records, want)
@@ -407,7 +403,7 @@ def verb_expire_member(client: str) -> None:
                 timeout=30,
             )
             assert g2.generation_id > g1.generation_id, (g1, g2)
-            want = _values(10)
+            want = values(10)
             produce(client, cluster.bootstrap_servers, "orders", want)
             c.wait_records(10)
         _each_once(c.records, want)
@@ -422,7 +418,7 @@ def verb_move_coordinator_group(client: str) -> None:
 
     with mockkafka.Cluster(brokers=3) as cluster:
         cluster.create_topic("orders", partitions=1, replication_factor=3)
-        produce(client, cluster.bootstrap_servers, "orders", _values(10, "a"))
+        produce(client, cluster.bootstrap_servers, "orders", values(10, "a"))
         with GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0", commit=True) as c:
             cluster.wait_for_committed("g0", "orders", 0, offset=10, timeout=20)
             old = cluster.coordinator(group="g0")
@@ -430,11 +426,11 @@ def verb_move_coordinator_group(client: str) -> None:
             mark = cluster.traffic.mark()
             cluster.move_coordinator(group="g0", to=to)
             assert cluster.coordinator(group="g0") == to
-            produce(client, cluster.bootstrap_servers, "orders", _values(10, "b"))
+            produce(client, cluster.bootstrap_servers, "orders", values(10, "b"))
             assert cluster.wait_for_committed("g0", "orders", 0, offset=20, timeout=30) == 20
         assert cluster.traffic.requests("FindCoordinator", since_seq=mark)
         assert cluster.traffic.requests("OffsetCommit", broker=to, since_seq=mark)
-        _each_once(c.records, _values(10, "a") + _values(10, "b"))
+        _each_once(c.records, values(10, "a") + values(10, "b"))
 
 
 @probe(seconds=40)
@@ -445,7 +441,7 @@ def verb_coordinator_loading(client: str) -> None:
 
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
         cluster.coordinator_loading(group="g0", ms=1500)
-        want = _values(10)
+        want = values(10)
         produce(client, cluster.bootstrap_servers, "orders", want)
         with GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0", commit=True) as c:
             c.wait_records(10)
@@ -466,7 +462,7 @@ def verb_set_client_quotas(client: str) -> None:
         # 10 s), so a client must send more than 10 KiB before it is throttled
         want = [b"%04d" % i + b"x" * 300 for i in range(40)]
         produce(client, cluster.bootstrap_servers, "orders", want)
-        assert _stored(cluster, "orders") == want
+        assert stored(cluster, "orders") == want
         throttled = [
             ex
             for ex in cluster.traffic.requests("Produce", answered=True)
@@ -489,7 +485,7 @@ def verb_fence_producer(client: str) -> None:
         tx = txn_producer(client, cluster.bootstrap_servers, "tx-1")
         try:
             tx.begin()
-            tx.send("orders", _values(5))
+            tx.send("orders", values(5))
             epoch = cluster.transaction("tx-1").producer_epoch
             assert cluster.fence_producer("tx-1") > epoch
             try:
@@ -517,7 +513,7 @@ def verb_move_coordinator_transactional(client: str) -> None:
         cluster.create_topic("orders", partitions=1, replication_factor=3)
         tx = txn_producer(client, cluster.bootstrap_servers, "tx-1")
         tx.begin()
-        tx.send("orders", _values(5))
+        tx.send("orders", values(5))
         old = cluster.coordinator(transactional_id="tx-1")
         to = next(b for b in (1, 2, 3) if b != old)
         cluster.move_coordinator(transactional_id="tx-1", to=to)
@@ -542,7 +538,7 @@ def verb_abort_transaction(client: str) -> None:
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
         tx = txn_producer(client, cluster.bootstrap_servers, "tx-1")
         tx.begin()
-        tx.send("orders", _values(5, "aborted"))
+        tx.send("orders", values(5, "aborted"))
         assert cluster.abort_transaction("tx-1") is True
         try:
             tx.commit()
@@ -571,7 +567,7 @@ def verb_expire_transaction(client: str) -> None:
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
         tx = txn_producer(client, cluster.bootstrap_servers, "tx-1")
         tx.begin()
-        tx.send("orders", _values(5))
+        tx.send("orders", values(5))
         epoch = cluster.transaction("tx-1").producer_epoch
         assert cluster.expire_transaction("tx-1") is True
         view = cluster.transaction("tx-1")
@@ -595,10 +591,10 @@ def verb_delay_transaction_markers(client: str) -> None:
         cluster.delay_transaction_markers(ms=1000)
         tx = txn_producer(client, cluster.bootstrap_servers, "tx-1")
         tx.begin()
-        tx.send("orders", _values(5))
+        tx.send("orders", values(5))
         tx.commit()
         assert cluster.topic("orders").partition(0).last_stable_offset == 0
         with GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0") as c:
             c.wait_records(5)
         assert cluster.topic("orders").partition(0).last_stable_offset == 6
-        _each_once(c.records, _values(5))
+        _each_once(c.records, values(5))
