@@ -3,7 +3,7 @@ defaults (README "Groups and transactions", docs/vocabulary.md "Waits")."""
 
 from __future__ import annotations
 
-from tests.first_use._clients import GroupConsumer, produce
+from tests.first_use._clients import GroupConsumer, ShareMember, produce
 from tests.first_use.registry import probe
 
 
@@ -155,66 +155,28 @@ def wait_for_committed_in_pytest(client: str) -> None:
 
 @probe(clients=("confluent",))
 def wait_for_share_group(client: str) -> None:
-    import threading
-
-    from confluent_kafka import ShareConsumer
-
     import mockkafka
 
-    with mockkafka.Cluster(topics={"jobs": 1}) as cluster:
-        stop = threading.Event()
-
-        def member() -> None:
-            c = ShareConsumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "q"})
-            c.subscribe(["jobs"])
-            try:
-                for _ in range(600):
-                    if stop.is_set():
-                        break
-                    c.poll(0.1)
-            finally:
-                c.close()
-
-        t = threading.Thread(target=member, daemon=True)
-        t.start()
-        try:
-            view = cluster.wait_for_share_group("q", members=1, timeout=20)
-            assert len(view.members) == 1, view
-        finally:
-            stop.set()
-            t.join(30)
+    with (
+        mockkafka.Cluster(topics={"jobs": 1}) as cluster,
+        ShareMember(cluster.bootstrap_servers, "jobs", "q"),
+    ):
+        view = cluster.wait_for_share_group("q", members=1, timeout=20)
+        assert len(view.members) == 1, view
 
 
 @probe(clients=("confluent",))
 def wait_for_share_group_asyncio(client: str) -> None:
     import asyncio
-    import threading
-
-    from confluent_kafka import ShareConsumer
 
     import mockkafka
 
-    with mockkafka.Cluster(topics={"jobs": 1}) as cluster:
-        stop = threading.Event()
-
-        def member() -> None:
-            c = ShareConsumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "q"})
-            c.subscribe(["jobs"])
-            try:
-                for _ in range(600):
-                    if stop.is_set():
-                        break
-                    c.poll(0.1)
-            finally:
-                c.close()
-
-        t = threading.Thread(target=member, daemon=True)
-        t.start()
-        try:
-            asyncio.run(cluster.wait_for_share_group_async("q", members=1, timeout=20))
-        finally:
-            stop.set()
-            t.join(30)
+    with (
+        mockkafka.Cluster(topics={"jobs": 1}) as cluster,
+        ShareMember(cluster.bootstrap_servers, "jobs", "q"),
+    ):
+        view = asyncio.run(cluster.wait_for_share_group_async("q", members=1, timeout=20))
+        assert len(view.members) == 1, view
 
 
 @probe()
