@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 
 import mockkafka
@@ -141,7 +141,7 @@ def test_leaving_member_partitions_move_to_the_others(protocol: str) -> None:
 
 _CHILD = """
 import sys, json
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, KafkaError, KafkaException
 c = Consumer(json.loads(sys.argv[1]))
 c.subscribe([sys.argv[2]])
 while True:
@@ -287,7 +287,14 @@ def test_kip848_commits_around_a_rebalance_are_never_fenced() -> None:
                 for c in (a, b):
                     m = c.poll(0.02)
                     if m is not None and m.error() is None:
-                        c.commit(message=m, asynchronous=False)
+                        try:
+                            c.commit(message=m, asynchronous=False)
+                        except KafkaException as e:
+                            # a commit racing the reconciliation: librdkafka 2.16 hands a
+                            # synchronous commit's STALE_MEMBER_EPOCH to the app (retriable;
+                            # seen once in ten runs under load) -- never FENCED, checked below
+                            if e.args[0].code() != KafkaError.STALE_MEMBER_EPOCH:
+                                raise
             assert len(assigned(a)) + len(assigned(b)) == 4
         finally:
             a.close()
