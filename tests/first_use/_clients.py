@@ -93,6 +93,16 @@ def stored(cluster: Any, topic: str) -> list[bytes | None]:
     return out
 
 
+def each_once(records: list[tuple[int, int, bytes | None]], want: list[bytes]) -> None:
+    """The consumer delivered every value, none twice (by partition and offset)."""
+    seen = [(p, o) for p, o, _v in records]
+    twice = sorted({x for x in seen if seen.count(x) > 1})
+    assert not twice, f"delivered twice: {twice[:5]}"
+    assert sorted(v for _p, _o, v in records if v is not None) == sorted(want), (
+        f"delivered {len(records)} records, want {len(want)}"
+    )
+
+
 class ShareMember:
     """A confluent-kafka ``ShareConsumer`` of share group ``group`` polling ``topic`` on its
     own thread (bounded: 60 s) until the block ends."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tests.first_use._clients import GroupConsumer, produce, stored, values
+from tests.first_use._clients import GroupConsumer, each_once, produce, stored, values
 from tests.first_use.registry import probe
 
 if TYPE_CHECKING:
@@ -27,16 +27,6 @@ def _fired(cluster: mockkafka.Cluster, rule: Any, timeout: float = 10.0) -> None
             f"{rule!r} fired {rule.fired}x (matched {rule.matched}x) within {timeout} s;"
             f" why_unfired: {cluster.why_unfired(rule)!r}"
         ) from e
-
-
-def _each_once(records: list[tuple[int, int, bytes | None]], want: list[bytes]) -> None:
-    """The consumer delivered every value, none twice (by partition and offset)."""
-    seen = [(p, o) for p, o, _v in records]
-    twice = sorted({x for x in seen if seen.count(x) > 1})
-    assert not twice, f"delivered twice: {twice[:5]}"
-    assert sorted(v for _p, _o, v in records if v is not None) == sorted(want), (
-        f"delivered {len(records)} records, want {len(want)}"
-    )
 
 
 # -- error -------------------------------------------------------------------------------
@@ -81,7 +71,7 @@ def fault_error_request_level(client: str) -> None:
             c.wait_records(20)
             _fired(cluster, rule)
             cluster.wait_for_group("g0", members=1, timeout=20)
-        _each_once(c.records, want)
+        each_once(c.records, want)
         (ex,) = cluster.traffic.requests("FindCoordinator", fault=rule)
         assert mockkafka.errors.ErrorCode.COORDINATOR_NOT_AVAILABLE in ex.error_codes, ex
 
@@ -106,7 +96,7 @@ def fault_error_with_probability_seed(client: str) -> None:
         with GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0") as c:
             c.wait_records(30)
             _fired(cluster, rule, timeout=15)
-        _each_once(c.records, want)
+        each_once(c.records, want)
         rng = random.Random(7)
         drawn = sum(rng.random() < 0.2 for _ in range(rule.matched))
         assert rule.fired == drawn, (
@@ -130,7 +120,7 @@ def fault_error_nth(client: str) -> None:
             produce(client, cluster.bootstrap_servers, "orders", later)
             c.wait_records(20)
         assert rule.fired == 1 and rule.matched >= 3, rule
-        _each_once(c.records, first + later)
+        each_once(c.records, first + later)
 
 
 # -- delay, throttle -----------------------------------------------------------------------
@@ -166,7 +156,7 @@ def fault_throttle_every_time(client: str) -> None:
         with GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0") as c:
             c.wait_records(30)
             rule.wait_fired(2, timeout=15)
-        _each_once(c.records, want)
+        each_once(c.records, want)
         throttled = cluster.traffic.requests("Fetch", fault=rule, answered=True)
         assert throttled, "no throttled Fetch answer in traffic"
         assert all((ex.response or {}).get("throttle_time_ms") == 500 for ex in throttled), (
@@ -334,7 +324,7 @@ def fault_partial_trailing_batch(client: str) -> None:
             if rule.fired == 0:  # one batch (aiokafka writes one record a batch: it fires)
                 why = cluster.why_unfired(rule)
                 assert rule.matched >= 1 and "single batch" in why, (rule, why)
-        _each_once(c.records, want)
+        each_once(c.records, want)
     with mockkafka.Cluster(topics={"orders": 1}) as cluster:
         produce(client, cluster.bootstrap_servers, "orders", want[:25])
         produce(client, cluster.bootstrap_servers, "orders", want[25:])
@@ -342,7 +332,7 @@ def fault_partial_trailing_batch(client: str) -> None:
         with GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0") as c:
             c.wait_records(50)
             _fired(cluster, rule, timeout=5)
-        _each_once(c.records, want)
+        each_once(c.records, want)
 
 
 @probe(seconds=40)
@@ -393,7 +383,7 @@ def fault_duplicate(client: str) -> None:
             produce(client, cluster.bootstrap_servers, "orders", later)
             c.wait_records(20)
             _fired(cluster, rule)
-        _each_once(c.records, first + later)
+        each_once(c.records, first + later)
 
 
 @probe(seconds=40)

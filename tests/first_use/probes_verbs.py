@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from tests.first_use._clients import (
     GroupConsumer,
     KeptProducer,
+    each_once,
     produce,
     stored,
     txn_producer,
@@ -20,16 +21,6 @@ from tests.first_use.registry import probe
 
 if TYPE_CHECKING:
     pass
-
-
-def _each_once(records: list[tuple[int, int, bytes | None]], want: list[bytes]) -> None:
-    """The consumer delivered every value, none twice (by partition and offset)."""
-    seen = [(p, o) for p, o, _v in records]
-    twice = sorted({x for x in seen if seen.count(x) > 1})
-    assert not twice, f"delivered twice: {twice[:5]}"
-    assert sorted(v for _p, _o, v in records if v is not None) == sorted(want), (
-        f"delivered {len(records)} records, want {len(want)}"
-    )
 
 
 def _waitvalues(c: GroupConsumer, want: list[bytes], timeout: float = 20.0) -> None:
@@ -74,7 +65,7 @@ def verb_move_leader(client: str) -> None:
             c.wait_records(20)
         assert cluster.traffic.requests("Produce", broker=to, since_seq=mark)
         assert stored(cluster, "orders") == values(10, "a") + values(10, "b")
-        _each_once(c.records, values(10, "a") + values(10, "b"))
+        each_once(c.records, values(10, "a") + values(10, "b"))
 
 
 @probe(seconds=60)
@@ -106,7 +97,7 @@ def verb_stop_and_start_broker(client: str) -> None:
             c.wait_records(30, timeout=30)
         want = values(10, "a") + values(10, "b") + values(10, "c")
         assert stored(cluster, "orders") == want
-        _each_once(c.records, want)
+        each_once(c.records, want)
 
 
 @probe(seconds=60)
@@ -132,7 +123,7 @@ def verb_restart_broker(client: str) -> None:
         assert sorted(v for v in stored(cluster, "orders") if v) == sorted(
             values(10, "a") + values(10, "b")
         )
-        _each_once(c.records, values(10, "a") + values(10, "b"))
+        each_once(c.records, values(10, "a") + values(10, "b"))
 
 
 #: Producers whose default acks is all (-1), so min.insync.replicas is checked: librdkafka
@@ -260,7 +251,7 @@ def verb_recreate_topic(client: str) -> None:
         assert sorted(v for v in stored(cluster, "orders") if v) == new
         with GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0") as c:
             c.wait_records(5)
-        _each_once(c.records, new)
+        each_once(c.records, new)
 
 
 @probe(clients=("confluent",), seconds=30)
@@ -330,7 +321,7 @@ def verb_cap_api_versions(client: str) -> None:
         produce(client, cluster.bootstrap_servers, "orders", want)
         with GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0") as c:
             c.wait_records(10)
-        _each_once(c.records, want)
+        each_once(c.records, want)
         fetches = cluster.traffic.requests("Fetch")
         assert fetches and max(ex.version for ex in fetches) <= 11, {ex.version for ex in fetches}
         cluster.uncap_api_versions()
@@ -382,7 +373,7 @@ def verb_trigger_rebalance(client: str) -> None:
             want = values(10)
             produce(client, cluster.bootstrap_servers, "orders", want)
             c.wait_records(10)
-        _each_once(c.records, want)
+        each_once(c.records, want)
 
 
 @probe(seconds=40)
@@ -406,7 +397,7 @@ def verb_expire_member(client: str) -> None:
             want = values(10)
             produce(client, cluster.bootstrap_servers, "orders", want)
             c.wait_records(10)
-        _each_once(c.records, want)
+        each_once(c.records, want)
 
 
 @probe(seconds=40)
@@ -430,7 +421,7 @@ def verb_move_coordinator_group(client: str) -> None:
             assert cluster.wait_for_committed("g0", "orders", 0, offset=20, timeout=30) == 20
         assert cluster.traffic.requests("FindCoordinator", since_seq=mark)
         assert cluster.traffic.requests("OffsetCommit", broker=to, since_seq=mark)
-        _each_once(c.records, values(10, "a") + values(10, "b"))
+        each_once(c.records, values(10, "a") + values(10, "b"))
 
 
 @probe(seconds=40)
@@ -446,7 +437,7 @@ def verb_coordinator_loading(client: str) -> None:
         with GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0", commit=True) as c:
             c.wait_records(10)
             cluster.wait_for_committed("g0", "orders", 0, offset=10, timeout=20)
-        _each_once(c.records, want)
+        each_once(c.records, want)
         assert cluster.traffic.requests(with_error="COORDINATOR_LOAD_IN_PROGRESS")
 
 
@@ -597,4 +588,4 @@ def verb_delay_transaction_markers(client: str) -> None:
         with GroupConsumer(client, cluster.bootstrap_servers, "orders", "g0") as c:
             c.wait_records(5)
         assert cluster.topic("orders").partition(0).last_stable_offset == 6
-        _each_once(c.records, values(5))
+        each_once(c.records, values(5))
